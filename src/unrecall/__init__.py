@@ -1,0 +1,19 @@
+"""unrecall: long-term memory for LLM agents that forgets on request,
+precisely and verifiably."""
+
+from unrecall.errors import InvalidInput, NotFound, StoreError, UnrecallError
+from unrecall.memory import Memory
+from unrecall.records import HistoryEvent, MemoryItem, OpReport, SearchHit
+
+__all__ = [
+    "HistoryEvent",
+    "InvalidInput",
+    "Memory",
+    "MemoryItem",
+    "NotFound",
+    "OpReport",
+    "SearchHit",
+    "StoreError",
+    "UnrecallError",
+]
+__version__ = "0.1.0"

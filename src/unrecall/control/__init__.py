@@ -1,0 +1,1 @@
+"""Control plane: targeting, the forgetting operations, audit and erasure proofs."""

@@ -1,0 +1,92 @@
+"""The content-free, hash-chained audit log.
+
+Each event holds a time, an operation name, a keyed hash of the tenant,
+memory/turn ids, counts and short enum strings, and the SHA-256 of the
+previous event. ``check_content_free`` enforces that shape on every write,
+so a bug elsewhere cannot smuggle text into the trail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from unrecall.storage.base import Storage
+
+GENESIS = "0" * 64
+_ENUM = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+_ID = re.compile(r"^[mt]_[0-9a-f]{20}$")
+
+
+def check_content_free(value: Any) -> None:
+    """Raise if ``value`` holds anything but numbers, ids and enum words."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not _ENUM.match(str(key)):
+                raise ValueError("audit detail keys must be short enum words")
+            check_content_free(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            check_content_free(item)
+    elif isinstance(value, str):
+        if not (_ENUM.match(value) or _ID.match(value)):
+            raise ValueError("audit detail strings must be ids or enum words")
+    elif not (value is None or isinstance(value, bool | int | float)):
+        raise ValueError("audit detail values must be numbers, ids or enum words")
+
+
+@dataclass(frozen=True)
+class AuditCheck:
+    """Result of walking the chain: ok, events seen, first broken seq."""
+
+    ok: bool
+    events: int
+    broken_at: int | None = None
+
+
+class AuditLog:
+    """Appends and verifies chained events in a ``Storage``."""
+
+    def __init__(self, storage: Storage, key: bytes) -> None:
+        self.storage = storage
+        self._key = key
+
+    def tenant_ref(self, tenant_key: str) -> str:
+        """Keyed hash of a tenant key: proves which tenant without naming it."""
+        return hmac.new(self._key, tenant_key.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def record(
+        self, tenant_key: str, op: str, refs: list[str], detail: dict[str, Any] | None = None
+    ) -> int:
+        """Append one event (call inside the operation's transaction)."""
+        detail = detail or {}
+        check_content_free([op, refs, detail])
+        at = time.time()
+        tenant = self.tenant_ref(tenant_key)
+        prev = self.storage.audit_last_hash() or GENESIS
+        digest = _digest(prev, at, tenant, op, detail, refs)
+        return self.storage.audit_append(at, tenant, op, detail, refs, prev, digest)
+
+    def verify(self) -> AuditCheck:
+        """Recompute every link; report the first event that does not fit."""
+        prev = GENESIS
+        count = 0
+        for row in self.storage.audit_rows():
+            count += 1
+            expected = _digest(prev, row.at, row.tenant, row.op, row.detail, row.refs)
+            if row.prev != prev or row.hash != expected:
+                return AuditCheck(False, count, row.seq)
+            prev = row.hash
+        return AuditCheck(True, count)
+
+
+def _digest(
+    prev: str, at: float, tenant: str, op: str, detail: dict[str, Any], refs: list[str]
+) -> str:
+    body = json.dumps([prev, repr(at), tenant, op, detail, refs], sort_keys=True)
+    return hashlib.sha256(body.encode()).hexdigest()

@@ -1,0 +1,298 @@
+"""The control-plane operations. Each one is a single transaction with its
+audit event inside it, so a crash leaves either all of it or none; hard
+deletions then push the freed bytes out of the WAL (``Storage.erase``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from unrecall.control.audit import AuditLog
+from unrecall.control.targeting import phrase_turns, query_tokens, resolve
+from unrecall.errors import InvalidInput, NotFound
+from unrecall.recall.search import Recall
+from unrecall.records import ACTIVE, RELEASED, STATES, SUPERSEDED, OpReport
+from unrecall.storage.base import MemoryRow, Storage, TurnRow
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """A resolved tenant: internal id, key (e.g. ``user:alice``), sub-scope."""
+
+    id: int
+    key: str
+    agent_id: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class NewTurn:
+    """A turn to ingest; ``remember`` says whether a memory derives from it."""
+
+    role: str
+    text: str
+    remember: bool = True
+
+
+class ControlPlane:
+    """Every operation that changes what a store remembers."""
+
+    def __init__(self, storage: Storage, recall: Recall, audit: AuditLog) -> None:
+        self.storage = storage
+        self.recall = recall
+        self.audit = audit
+
+    # -- writing ----------------------------------------------------------
+    def add(
+        self,
+        tenant: Tenant,
+        turns: Sequence[NewTurn],
+        *,
+        kind: str,
+        session_id: str | None,
+        at: float,
+        metadata: dict[str, Any],
+        expires_at: float | None,
+    ) -> OpReport:
+        """Store turns and one memory per remembered turn, indexed."""
+        with self.storage.transaction():
+            created: list[MemoryRow] = []
+            turn_ids: list[str] = []
+            for nt in turns:
+                turn = self.storage.add_turn(tenant.id, nt.role, nt.text, session_id, at, metadata)
+                self.storage.index_turn(turn, self.recall.hasher.document(turn.text))
+                turn_ids.append(turn.uid)
+                if nt.remember:
+                    created.append(
+                        self._derive(
+                            tenant,
+                            nt.text,
+                            kind,
+                            [turn.id],
+                            at,
+                            expires_at,
+                            {**metadata, "role": nt.role},
+                        )
+                    )
+            self.recall.index_memories(created)
+            ids = [m.uid for m in created]
+            self.audit.record(
+                tenant.key, "add", ids + turn_ids, {"memories": len(ids), "turns": len(turn_ids)}
+            )
+        return OpReport("add", ids, match="none", created=ids, detail={"turns": turn_ids})
+
+    def _derive(
+        self,
+        tenant: Tenant,
+        text: str,
+        kind: str,
+        sources: list[int],
+        at: float,
+        expires_at: float | None,
+        metadata: dict[str, Any],
+    ) -> MemoryRow:
+        return self.storage.add_memory(
+            tenant.id,
+            text=text,
+            kind=kind,
+            agent_id=tenant.agent_id,
+            run_id=tenant.run_id,
+            at=at,
+            expires_at=expires_at,
+            metadata=metadata,
+            sources=sources,
+        )
+
+    def update(self, tenant: Tenant, uid: str, text: str) -> OpReport:
+        """Overwrite a memory's text in place (a correction, same id)."""
+        with self.storage.transaction():
+            row = self._get(tenant, uid)
+            at = time.time()
+            if row.state == ACTIVE:
+                self.storage.unindex([row])
+            self.storage.set_text(row.id, text, at)
+            if row.state == ACTIVE:
+                self.recall.index_memories(self.storage.memories_by_id([row.id]))
+            self.audit.record(tenant.key, "update", [uid])
+        return OpReport("update", [uid], erased=self.storage.erase())
+
+    def set_expiry(self, tenant: Tenant, uid: str, expires_at: float | None) -> OpReport:
+        """Give a memory a time to live (or remove it)."""
+        with self.storage.transaction():
+            row = self._get(tenant, uid)
+            self.storage.set_expiry(row.id, expires_at)
+            self.audit.record(tenant.key, "set_expiry", [uid])
+        return OpReport("set_expiry", [uid])
+
+    # -- soft forgetting --------------------------------------------------
+    def supersede(self, tenant: Tenant, target: str, new_text: str, at: float) -> OpReport:
+        """The new value wins: a new memory, the old ones leave recall."""
+        with self.storage.transaction():
+            found = resolve(self.storage, self.recall, tenant.id, target, (ACTIVE,), True)
+            turn = self.storage.add_turn(tenant.id, "user", new_text, None, at, {})
+            self.storage.index_turn(turn, self.recall.hasher.document(new_text))
+            kind = found.rows[0].kind if found.rows else "note"
+            new = self._derive(tenant, new_text, kind, [turn.id], at, None, {"role": "user"})
+            self._retire(found.rows, new, at)
+            ids = [r.uid for r in found.rows]
+            self.audit.record(
+                tenant.key,
+                "supersede",
+                [*ids, new.uid, turn.uid],
+                {"match": found.match, "count": len(ids)},
+            )
+        return OpReport("supersede", ids, found.match, [new.uid], detail=_sim(found.similarity))
+
+    def edit(self, tenant: Tenant, uid: str, new_text: str) -> OpReport:
+        """Partial supersede: a corrected version keeps the old one's sources."""
+        with self.storage.transaction():
+            row = self._get(tenant, uid)
+            if row.state != ACTIVE:
+                raise InvalidInput(f"memory {uid} is {row.state}; only active memories are edited")
+            at = time.time()
+            sources = [t.id for t in self.storage.sources([row.id])[row.id]]
+            new = self._derive(
+                tenant, new_text, row.kind, sources, at, row.expires_at, row.metadata
+            )
+            self._retire([row], new, at)
+            self.audit.record(tenant.key, "edit", [uid, new.uid])
+        return OpReport("edit", [uid], "id", [new.uid])
+
+    def _retire(self, rows: list[MemoryRow], successor: MemoryRow, at: float) -> None:
+        self.storage.unindex(rows)
+        ids = [r.id for r in rows]
+        self.storage.set_state(ids, SUPERSEDED, at)
+        self.storage.set_superseded_by(ids, successor.id)
+        self.recall.index_memories([successor])
+
+    def release(self, tenant: Tenant, target: str) -> OpReport:
+        """Take memories out of recall, reversibly."""
+        with self.storage.transaction():
+            found = resolve(self.storage, self.recall, tenant.id, target, (ACTIVE,), True)
+            self.storage.unindex(found.rows)
+            self.storage.set_state([r.id for r in found.rows], RELEASED, time.time())
+            ids = [r.uid for r in found.rows]
+            self.audit.record(tenant.key, "release", ids, {"match": found.match, "count": len(ids)})
+        return OpReport("release", ids, found.match, detail=_sim(found.similarity))
+
+    def restore(self, tenant: Tenant, uid: str) -> OpReport:
+        """Bring a released memory back into recall."""
+        with self.storage.transaction():
+            row = self._get(tenant, uid)
+            if row.state != RELEASED:
+                raise InvalidInput(f"memory {uid} is {row.state}; only released memories restore")
+            self.storage.set_state([row.id], ACTIVE, time.time())
+            self.recall.index_memories(self.storage.memories_by_id([row.id]))
+            self.audit.record(tenant.key, "restore", [uid])
+        return OpReport("restore", [uid])
+
+    # -- hard forgetting --------------------------------------------------
+    def purge(self, tenant: Tenant, target: str) -> OpReport:
+        """Hard-delete what the target names, with every copy in its turns."""
+        with self.storage.transaction():
+            found = resolve(self.storage, self.recall, tenant.id, target, STATES, False)
+            extra: list[TurnRow] = []
+            if found.match == "phrase":  # turns that still say it, e.g. after an update
+                extra = phrase_turns(self.storage, self.recall, tenant.id, query_tokens(target))
+            turns = self._purge_rows(found.rows, extra)
+            ids = [r.uid for r in found.rows]
+            self.audit.record(
+                tenant.key, "purge", ids, {"match": found.match, "count": len(ids), "turns": turns}
+            )
+        return OpReport("purge", ids, found.match, turns_removed=turns, erased=self.storage.erase())
+
+    def delete(self, tenant: Tenant, uid: str) -> OpReport:
+        """Hard-delete one memory, or one source turn and all derived from it."""
+        with self.storage.transaction():
+            if uid.startswith("t_"):
+                turn = self.storage.turn(tenant.id, uid)
+                if turn is None:
+                    raise NotFound(f"no turn {uid} for this tenant")
+                rows = self.storage.memories_by_id(self.storage.derived([turn.id]))
+                self.storage.delete_memories([r.id for r in rows])
+                self.storage.delete_turns([turn.id])
+                turns = 1  # other sources of those memories keep their own text
+            else:
+                rows = [self._get(tenant, uid)]
+                turns = self._purge_rows(rows, [])
+            ids = [r.uid for r in rows]
+            self.audit.record(
+                tenant.key, "delete", [uid, *ids], {"count": len(ids), "turns": turns}
+            )
+        return OpReport("delete", ids, "id", turns_removed=turns, erased=self.storage.erase())
+
+    def _purge_rows(self, rows: list[MemoryRow], extra_turns: list[TurnRow]) -> int:
+        """Delete memories, then scrub their source turns; returns turns touched."""
+        sources = self.storage.sources([r.id for r in rows])
+        self.storage.delete_memories([r.id for r in rows])
+        turns = {t.id: t for ts in sources.values() for t in ts}
+        turns.update({t.id: t for t in extra_turns})
+        return self._scrub_turns(list(turns.values()))
+
+    def _scrub_turns(self, turns: list[TurnRow]) -> int:
+        """A turn left with no memory is deleted; one that still sources
+        memories keeps only their texts, so the forgotten part is gone."""
+        orphans: list[int] = []
+        for turn in turns:
+            survivors = self.storage.memories_by_id(self.storage.derived([turn.id]))
+            if not survivors:
+                orphans.append(turn.id)
+                continue
+            text = "\n".join(dict.fromkeys(m.text for m in survivors))
+            self.storage.set_turn_text(turn, text, self.recall.hasher.document(text))
+        self.storage.delete_turns(orphans)
+        return len(turns)
+
+    def delete_all(self, tenant: Tenant) -> OpReport:
+        """Erase a tenant: every memory, turn and the tenant row itself."""
+        with self.storage.transaction():
+            rows = self.storage.memories(tenant.id)
+            turns = self.storage.turns(tenant.id)
+            self.storage.delete_memories([r.id for r in rows])
+            self.storage.delete_turns([t.id for t in turns])
+            self.storage.delete_tenant(tenant.id)
+            self.audit.record(
+                tenant.key, "delete_all", [], {"count": len(rows), "turns": len(turns)}
+            )
+        return OpReport(
+            "delete_all",
+            [r.uid for r in rows],
+            "tenant",
+            turns_removed=len(turns),
+            erased=self.storage.erase(),
+        )
+
+    def expire(self, now: float, hard: bool) -> OpReport:
+        """Release (or, with ``hard``, purge) memories past their expiry."""
+        states = STATES if hard else (ACTIVE,)
+        with self.storage.transaction():
+            rows = self.storage.expired(now, states)
+            by_tenant: dict[int, list[MemoryRow]] = {}
+            for r in rows:
+                by_tenant.setdefault(r.tenant_id, []).append(r)
+            for tid, group in by_tenant.items():
+                if hard:
+                    self._purge_rows(group, [])
+                else:
+                    self.storage.unindex(group)
+                    self.storage.set_state([r.id for r in group], RELEASED, now)
+                key = self.storage.tenant_key(tid) or ""
+                self.audit.record(
+                    key, "expire", [r.uid for r in group], {"count": len(group), "hard": hard}
+                )
+        return OpReport(
+            "expire", [r.uid for r in rows], "expiry", erased=self.storage.erase() if hard else None
+        )
+
+    def _get(self, tenant: Tenant, uid: str) -> MemoryRow:
+        row = self.storage.memory(tenant.id, uid)
+        if row is None:
+            raise NotFound(f"no memory {uid} for this tenant")
+        return row
+
+
+def _sim(similarity: float | None) -> dict[str, Any]:
+    return {} if similarity is None else {"similarity": similarity}

@@ -1,0 +1,413 @@
+"""``Memory``: the public face of unrecall.
+
+It checks input, resolves the tenant, and hands work to the recall plane
+(``recall.search``) and the control plane (``control.operations``). Every
+method is scoped by ``user_id`` (or ``agent_id`` for agent-level memory);
+``agent_id`` and ``run_id`` given next to a ``user_id`` narrow the scope.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from unrecall.control.audit import AuditCheck, AuditLog
+from unrecall.control.erasure import ErasureReport, scan_files
+from unrecall.control.operations import ControlPlane, NewTurn, Tenant
+from unrecall.errors import InvalidInput, NotFound
+from unrecall.recall.embedder import Embedder, make_embedder
+from unrecall.recall.lexical import TermHasher
+from unrecall.recall.search import Recall
+from unrecall.records import ACTIVE, STATES, HistoryEvent, MemoryItem, OpReport, SearchHit
+from unrecall.storage.base import MemoryRow
+from unrecall.storage.sqlite import SQLiteStorage
+from unrecall.validation import (
+    check_id,
+    check_k,
+    check_metadata,
+    check_text,
+    check_time,
+)
+
+ROLES = ("user", "assistant")
+DEFAULT_MAX_CHARS = 32_000
+
+
+def default_path() -> Path:
+    """``$UNRECALL_DB`` or ``~/.unrecall/memory.db``."""
+    env = os.environ.get("UNRECALL_DB")
+    return Path(env) if env else Path.home() / ".unrecall" / "memory.db"
+
+
+class Memory:
+    """Long-term memory that forgets on request, precisely and verifiably.
+
+    ``path`` is the SQLite file (created if missing); ``embedder`` is
+    ``"minilm"`` (default, local ONNX), ``"hashing"`` (explicit weak
+    fallback) or any ``Embedder``. A store remembers which embedder built it
+    and refuses another.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        embedder: str | Embedder = "minilm",
+        max_text_chars: int = DEFAULT_MAX_CHARS,
+    ) -> None:
+        self.embedder = make_embedder(embedder)
+        self.storage = SQLiteStorage(path or default_path(), self.embedder.dim, self.embedder.name)
+        self.max_text_chars = max_text_chars
+        self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
+        self.audit = AuditLog(self.storage, self.storage.secret_key())
+        self.control = ControlPlane(self.storage, self.recall, self.audit)
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Checkpoint and close the store."""
+        self.storage.close()
+
+    # -- scope --------------------------------------------------------------
+    def _tenant(
+        self, user_id: str | None, agent_id: str | None, run_id: str | None, create: bool = False
+    ) -> Tenant | None:
+        if user_id is None and agent_id is None:
+            raise InvalidInput("give user_id (or agent_id for agent-level memory)")
+        if user_id is not None:
+            key = f"user:{check_id(user_id, 'user_id')}"
+            sub_agent = None if agent_id is None else check_id(agent_id, "agent_id")
+        else:
+            key = f"agent:{check_id(agent_id, 'agent_id')}"
+            sub_agent = None
+        run = None if run_id is None else check_id(run_id, "run_id")
+        tid = self.storage.tenant(key, create)
+        return None if tid is None else Tenant(tid, key, sub_agent, run)
+
+    def _existing(self, user_id: str | None, agent_id: str | None, run_id: str | None) -> Tenant:
+        tenant = self._tenant(user_id, agent_id, run_id)
+        if tenant is None:
+            raise NotFound("no memories for this tenant")
+        return tenant
+
+    @staticmethod
+    def _in_scope(tenant: Tenant, row: MemoryRow) -> bool:
+        return (tenant.agent_id is None or row.agent_id == tenant.agent_id) and (
+            tenant.run_id is None or row.run_id == tenant.run_id
+        )
+
+    # -- recall plane ---------------------------------------------------------
+    def add(
+        self,
+        messages: str | Sequence[dict[str, str]],
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        session_id: str | None = None,
+        timestamp: Any = None,
+        metadata: dict[str, Any] | None = None,
+        expires_at: Any = None,
+        ttl: float | None = None,
+    ) -> OpReport:
+        """Remember a text, or a list of chat messages ``{"role", "content"}``.
+
+        Each text or user/assistant message becomes a source turn and a memory
+        derived from it; ``system`` messages are instructions and are skipped.
+        ``ttl`` (seconds) or ``expires_at`` make the memories expire.
+        """
+        turns = self._turns(messages)
+        meta = check_metadata(metadata)
+        at = check_time(timestamp, "timestamp") or time.time()
+        expiry = check_time(expires_at, "expires_at")
+        if ttl is not None:
+            if not isinstance(ttl, int | float) or isinstance(ttl, bool) or ttl <= 0:
+                raise InvalidInput("ttl must be a positive number of seconds")
+            expiry = time.time() + ttl
+        session = None if session_id is None else check_id(session_id, "session_id")
+        tenant = self._tenant(user_id, agent_id, run_id, create=True)
+        assert tenant is not None
+        kind = "note" if isinstance(messages, str) else "message"
+        return self.control.add(
+            tenant, turns, kind=kind, session_id=session, at=at, metadata=meta, expires_at=expiry
+        )
+
+    def _turns(self, messages: str | Sequence[dict[str, str]]) -> list[NewTurn]:
+        if isinstance(messages, str):
+            return [NewTurn("user", check_text(messages, "text", self.max_text_chars))]
+        if not isinstance(messages, Sequence) or not messages:
+            raise InvalidInput("messages must be a text or a non-empty list of messages")
+        turns: list[NewTurn] = []
+        for i, msg in enumerate(messages):
+            if not isinstance(msg, dict) or "role" not in msg or "content" not in msg:
+                raise InvalidInput(f"message #{i} must be a dict with 'role' and 'content'")
+            if msg["role"] == "system":
+                continue
+            if msg["role"] not in ROLES:
+                raise InvalidInput(f"message #{i} has role {msg['role']!r}; use user or assistant")
+            text = check_text(msg["content"], f"message #{i} content", self.max_text_chars)
+            turns.append(NewTurn(msg["role"], text))
+        if not turns:
+            raise InvalidInput("messages hold no user or assistant message")
+        return turns
+
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        k: int = 5,
+        filters: dict[str, Any] | None = None,
+        mode: str = "hybrid",
+    ) -> list[SearchHit]:
+        """Recall the ``k`` best active, unexpired memories of the tenant.
+
+        ``mode`` is ``"hybrid"`` (BM25 + vectors, RRF) or ``"lexical"``;
+        ``filters`` keep hits whose metadata equals every given value.
+        """
+        check_text(query, "query", self.max_text_chars)
+        check_k(k)
+        if mode not in ("hybrid", "lexical"):
+            raise InvalidInput("mode must be 'hybrid' or 'lexical'")
+        wanted = check_metadata(filters)
+        tenant = self._tenant(user_id, agent_id, run_id)
+        if tenant is None:
+            return []
+        now = time.time()
+
+        def accept(row: MemoryRow) -> bool:
+            return (
+                row.state == ACTIVE
+                and (row.expires_at is None or row.expires_at > now)
+                and self._in_scope(tenant, row)
+                and all(row.metadata.get(f) == v for f, v in wanted.items())
+            )
+
+        hits = self.recall.search(tenant.id, query, k, accept, lexical_only=mode == "lexical")
+        return [
+            SearchHit(
+                c.row.uid,
+                c.row.text,
+                round(c.score, 6),
+                c.lexical_rank,
+                c.vector_rank,
+                c.row.metadata,
+            )
+            for c in hits
+        ]
+
+    def get(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> MemoryItem:
+        """One memory (any state) with its provenance; ``NotFound`` otherwise."""
+        tenant = self._existing(user_id, agent_id, None)
+        row = self.storage.memory(tenant.id, memory_id) if isinstance(memory_id, str) else None
+        if row is None:
+            raise NotFound(f"no memory {memory_id!s:.40} for this tenant")
+        return self._items(tenant, [row])[0]
+
+    def get_all(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
+        states: Sequence[str] = (ACTIVE,),
+    ) -> list[MemoryItem]:
+        """Every memory of the scope in ``states`` (default: active), oldest first."""
+        if not set(states) <= set(STATES):
+            raise InvalidInput(f"states must be among {', '.join(STATES)}")
+        tenant = self._tenant(user_id, agent_id, run_id)
+        if tenant is None:
+            return []
+        rows = [
+            r for r in self.storage.memories(tenant.id, list(states)) if self._in_scope(tenant, r)
+        ]
+        return self._items(tenant, rows)
+
+    def _items(self, tenant: Tenant, rows: list[MemoryRow]) -> list[MemoryItem]:
+        sources = self.storage.sources([r.id for r in rows])
+        user = tenant.key[5:] if tenant.key.startswith("user:") else None
+        agent = tenant.key[6:] if tenant.key.startswith("agent:") else None
+        return [
+            MemoryItem(
+                r.uid,
+                r.text,
+                r.kind,
+                r.state,
+                user,
+                r.agent_id or agent,
+                r.run_id,
+                r.created_at,
+                r.updated_at,
+                r.expires_at,
+                r.metadata,
+                [t.uid for t in sources[r.id]],
+                r.superseded_by,
+            )
+            for r in rows
+        ]
+
+    # -- control plane --------------------------------------------------------
+    def update(
+        self, memory_id: str, text: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> OpReport:
+        """Correct a memory's text in place (same id); the old text is erased."""
+        text = check_text(text, "text", self.max_text_chars)
+        return self.control.update(self._existing(user_id, agent_id, None), memory_id, text)
+
+    def delete(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> OpReport:
+        """Hard-delete a memory (``m_…``) or a source turn (``t_…``) with closure."""
+        if not isinstance(memory_id, str):
+            raise InvalidInput("memory_id must be a string")
+        return self.control.delete(self._existing(user_id, agent_id, None), memory_id)
+
+    def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None) -> OpReport:
+        """Erase a tenant entirely: memories, turns, indexes and the tenant row."""
+        tenant = self._tenant(user_id, agent_id, None)
+        if tenant is None:
+            return OpReport("delete_all", [], "tenant")
+        return self.control.delete_all(tenant)
+
+    def supersede(
+        self,
+        target: str,
+        new_text: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        timestamp: Any = None,
+    ) -> OpReport:
+        """Store ``new_text`` as the current value; what ``target`` names
+        (see ``control.targeting``) leaves recall but stays in history."""
+        new_text = check_text(new_text, "new_text", self.max_text_chars)
+        at = check_time(timestamp, "timestamp") or time.time()
+        tenant = self._tenant(user_id, agent_id, None, create=True)
+        assert tenant is not None
+        return self.control.supersede(tenant, target, new_text, at)
+
+    def edit(
+        self,
+        memory_id: str,
+        new_text: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> OpReport:
+        """Partial supersede: a corrected version with the same provenance."""
+        new_text = check_text(new_text, "new_text", self.max_text_chars)
+        return self.control.edit(self._existing(user_id, agent_id, None), memory_id, new_text)
+
+    def release(
+        self, target: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> OpReport:
+        """Take what ``target`` names out of recall, reversibly (``restore``)."""
+        return self.control.release(self._existing(user_id, agent_id, None), target)
+
+    def restore(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> OpReport:
+        """Bring a released memory back into recall."""
+        return self.control.restore(self._existing(user_id, agent_id, None), memory_id)
+
+    def purge(
+        self, target: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> OpReport:
+        """Hard-delete what ``target`` names, in every state and every copy
+        (turns, indexes, WAL). Matches by id or exact phrase only."""
+        return self.control.purge(self._existing(user_id, agent_id, None), target)
+
+    def set_expiry(
+        self,
+        memory_id: str,
+        expires_at: Any,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+    ) -> OpReport:
+        """Set (or clear, with None) when a memory expires."""
+        expiry = check_time(expires_at, "expires_at")
+        return self.control.set_expiry(self._existing(user_id, agent_id, None), memory_id, expiry)
+
+    def expire(self, *, now: Any = None, purge: bool = False) -> OpReport:
+        """Release every memory past its expiry (purge them with ``purge``)."""
+        return self.control.expire(check_time(now, "now") or time.time(), purge)
+
+    # -- evidence -------------------------------------------------------------
+    def history(
+        self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[HistoryEvent]:
+        """Audit events that touched a memory: operations and counts, no text.
+
+        History outlives a purge (the id is random and says nothing), so it
+        can show when and how something was forgotten.
+        """
+        tenant = self._tenant(user_id, agent_id, None)
+        ref = self.audit.tenant_ref(
+            tenant.key if tenant else (f"user:{user_id}" if user_id else f"agent:{agent_id}")
+        )
+        return [
+            HistoryEvent(row.seq, row.at, row.op, memory_id, row.detail)
+            for row in self.storage.audit_rows(memory_id)
+            if row.tenant == ref
+        ]
+
+    def export(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
+        """Everything held about a tenant, JSON-ready (GDPR Art. 15 style)."""
+        tenant = self._tenant(user_id, agent_id, None)
+        if tenant is None:
+            return {
+                "tenant": {"user_id": user_id, "agent_id": agent_id},
+                "turns": [],
+                "memories": [],
+                "events": [],
+            }
+        ref = self.audit.tenant_ref(tenant.key)
+        return {
+            "tenant": {"user_id": user_id, "agent_id": agent_id},
+            "turns": [
+                {
+                    "id": t.uid,
+                    "role": t.role,
+                    "text": t.text,
+                    "session_id": t.session_id,
+                    "at": t.at,
+                    "metadata": t.metadata,
+                }
+                for t in self.storage.turns(tenant.id)
+            ],
+            "memories": [
+                m.to_dict() for m in self._items(tenant, self.storage.memories(tenant.id))
+            ],
+            "events": [
+                {"seq": r.seq, "at": r.at, "op": r.op, "refs": r.refs, "detail": r.detail}
+                for r in self.storage.audit_rows()
+                if r.tenant == ref
+            ],
+        }
+
+    def verify_erased(self, strings: Sequence[str]) -> ErasureReport:
+        """Scan the raw bytes of every file of the store for each string."""
+        if isinstance(strings, str):
+            raise InvalidInput("give a list of strings, not one string")
+        self.storage.erase()
+        return scan_files(self.storage.files(), list(strings))
+
+    def verify_audit(self) -> AuditCheck:
+        """Walk the audit hash chain and report whether it is intact."""
+        return self.audit.verify()
+
+    def compact(self) -> None:
+        """Rebuild full-text indexes and the file (VACUUM), then checkpoint."""
+        self.storage.compact()

@@ -1,0 +1,1 @@
+"""Recall plane: text normalisation, lexical terms, embeddings, hybrid search."""

@@ -1,0 +1,125 @@
+"""Text normalisation, tokens, phrase matching and keyed full-text terms.
+
+The full-text index never sees plaintext: every word is stored as a keyed
+hash (BLAKE2b keyed with the store's secret). FTS5's secure-delete cannot
+always drop the first term of a b-tree page, so whatever survives a purge
+there is a 64-bit keyed hash, never the word. It also makes FTS5 query
+syntax injection impossible: queries are built only from hex digests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_WORD = re.compile(r"\w+")
+# An identifier-like run: words joined by @ . - / + : with no space, so that
+# "alice@acme.io" is one token and never equals "alice.smith@acme.io".
+_COMPOUND = re.compile(r"\w+(?:[@.\-/+:]\w+)*")
+
+# Words too common to target a forget on their own.
+STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "that",
+        "the",
+        "their",
+        "them",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "will",
+        "with",
+        "you",
+        "your",
+        "user",
+    }
+)
+
+
+def normalize(text: str) -> str:
+    """Casefold, NFKC-fold and strip accents so that José matches jose."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFKC", stripped)
+
+
+def words(text: str) -> list[str]:
+    """Normalised word tokens (the unit of the full-text index)."""
+    return _WORD.findall(normalize(text))
+
+
+def compound_tokens(text: str) -> list[str]:
+    """Normalised tokens where identifiers stay whole (the unit of targeting)."""
+    return _COMPOUND.findall(normalize(text))
+
+
+def contains_phrase(haystack: list[str], needle: list[str]) -> bool:
+    """True if ``needle`` occurs as a contiguous run of whole tokens."""
+    n = len(needle)
+    if n == 0 or n > len(haystack):
+        return False
+    first = needle[0]
+    return any(
+        haystack[i] == first and haystack[i : i + n] == needle for i in range(len(haystack) - n + 1)
+    )
+
+
+def is_too_broad(tokens: list[str]) -> bool:
+    """A target made only of stopwords would hit nearly everything."""
+    return all(t in STOPWORDS for t in tokens)
+
+
+class TermHasher:
+    """Turns words into keyed digests for the full-text index."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def term(self, word: str) -> str:
+        """The 16-hex-digit keyed digest of one normalised word."""
+        return hashlib.blake2b(word.encode(), key=self._key, digest_size=8).hexdigest()
+
+    def document(self, text: str) -> str:
+        """The space-joined digests of a text, as stored in the FTS5 table."""
+        return " ".join(self.term(w) for w in words(text))
+
+    def query_terms(self, text: str) -> list[str]:
+        """Distinct digests of a query's words, in order of first use."""
+        return list(dict.fromkeys(self.term(w) for w in words(text)))

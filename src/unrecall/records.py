@@ -1,0 +1,92 @@
+"""Plain value objects returned by the public API."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ACTIVE = "active"
+RELEASED = "released"
+SUPERSEDED = "superseded"
+STATES = (ACTIVE, RELEASED, SUPERSEDED)
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One derived memory with its provenance (the source turn ids)."""
+
+    id: str
+    text: str
+    kind: str
+    state: str
+    user_id: str | None
+    agent_id: str | None
+    run_id: str | None
+    created_at: float
+    updated_at: float
+    expires_at: float | None
+    metadata: dict[str, Any]
+    sources: list[str]
+    superseded_by: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A recalled memory: id, text, fused score and the ranks behind it."""
+
+    id: str
+    text: str
+    score: float
+    lexical_rank: int | None
+    vector_rank: int | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class OpReport:
+    """What a control-plane operation did: ids and counts, never content.
+
+    ``match`` says how a query target was resolved (``id``, ``phrase``,
+    ``semantic`` or ``none``); ``erased`` is true once the affected bytes
+    were physically removed from every file of the store.
+    """
+
+    op: str
+    ids: list[str]
+    match: str = "id"
+    created: list[str] = field(default_factory=list)
+    turns_removed: int = 0
+    erased: bool | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        """Number of memories the operation affected."""
+        return len(self.ids)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field plus ``count``."""
+        return {**asdict(self), "count": self.count}
+
+
+@dataclass(frozen=True)
+class HistoryEvent:
+    """One audit event touching a memory: never the memory's text."""
+
+    seq: int
+    at: float
+    op: str
+    memory_id: str
+    detail: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return asdict(self)

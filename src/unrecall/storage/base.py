@@ -1,0 +1,252 @@
+"""The storage interface the recall and control planes are written against.
+
+It speaks in rows and integer ids and knows nothing of targeting, fusion or
+requests, so a PostgreSQL + pgvector backend can implement it without
+touching the planes. Full-text rows arrive already reduced to keyed term
+digests; vectors arrive as float32 arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    """A source turn as stored."""
+
+    id: int
+    uid: str
+    tenant_id: int
+    role: str
+    text: str
+    session_id: str | None
+    at: float
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """A derived memory as stored."""
+
+    id: int
+    uid: str
+    tenant_id: int
+    agent_id: str | None
+    run_id: str | None
+    text: str
+    kind: str
+    state: str
+    created_at: float
+    updated_at: float
+    expires_at: float | None
+    metadata: dict[str, Any]
+    superseded_by: str | None
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    """One link of the hash-chained audit log (no content, by contract)."""
+
+    seq: int
+    at: float
+    tenant: str
+    op: str
+    detail: dict[str, Any]
+    refs: list[str]
+    prev: str
+    hash: str
+
+
+class Storage(Protocol):
+    """Persistence for tenants, turns, memories, provenance, indexes, audit."""
+
+    dim: int
+
+    # -- lifecycle -------------------------------------------------------
+    def transaction(self) -> AbstractContextManager[None]:
+        """All writes inside commit together or not at all (nestable)."""
+        ...
+
+    def secret_key(self) -> bytes:
+        """The store's random key for term digests and keyed hashes."""
+        ...
+
+    def compact(self) -> None:
+        """Rebuild indexes and the file to drop every leftover of deleted rows."""
+        ...
+
+    def erase(self) -> bool:
+        """Push committed deletions out of every file (WAL included)."""
+        ...
+
+    def files(self) -> list[Path]:
+        """Every file that holds bytes of the store."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection; the object is unusable afterwards."""
+        ...
+
+    # -- tenants and turns ----------------------------------------------
+    def tenant(self, key: str, create: bool) -> int | None:
+        """The id of a tenant key such as ``user:alice``; optionally create it."""
+        ...
+
+    def tenant_key(self, tenant_id: int) -> str | None:
+        """The key of a tenant id, or None if it is gone."""
+        ...
+
+    def delete_tenant(self, tenant_id: int) -> None:
+        """Drop a tenant row that no longer owns turns or memories."""
+        ...
+
+    def add_turn(
+        self,
+        tenant_id: int,
+        role: str,
+        text: str,
+        session_id: str | None,
+        at: float,
+        metadata: dict[str, Any],
+    ) -> TurnRow:
+        """Store one source turn."""
+        ...
+
+    def turn(self, tenant_id: int, uid: str) -> TurnRow | None:
+        """One turn of a tenant by public id."""
+        ...
+
+    def turns(self, tenant_id: int) -> list[TurnRow]:
+        """Every turn of a tenant, oldest first."""
+        ...
+
+    def turns_by_id(self, ids: Sequence[int]) -> list[TurnRow]:
+        """Turns by internal id, in the order given, missing ones skipped."""
+        ...
+
+    def index_turn(self, turn: TurnRow, terms: str) -> None:
+        """Write a turn's full-text row (keyed term digests)."""
+        ...
+
+    def set_turn_text(self, turn: TurnRow, text: str, terms: str) -> None:
+        """Replace a turn's text and full-text row (used to redact purged content)."""
+        ...
+
+    def delete_turns(self, turn_ids: Sequence[int]) -> None:
+        """Hard-delete turns, their full-text rows and provenance edges."""
+        ...
+
+    # -- memories and provenance ----------------------------------------
+    def add_memory(
+        self,
+        tenant_id: int,
+        *,
+        text: str,
+        kind: str,
+        agent_id: str | None,
+        run_id: str | None,
+        at: float,
+        expires_at: float | None,
+        metadata: dict[str, Any],
+        sources: Sequence[int],
+    ) -> MemoryRow:
+        """Store one active memory with provenance edges to its turns."""
+        ...
+
+    def memory(self, tenant_id: int, uid: str) -> MemoryRow | None:
+        """One memory of a tenant by public id."""
+        ...
+
+    def memories(self, tenant_id: int, states: Sequence[str] | None = None) -> list[MemoryRow]:
+        """A tenant's memories, optionally only those in ``states``."""
+        ...
+
+    def memories_by_id(self, ids: Sequence[int]) -> list[MemoryRow]:
+        """Memories by internal id, in the order given, missing ones skipped."""
+        ...
+
+    def sources(self, memory_ids: Sequence[int]) -> dict[int, list[TurnRow]]:
+        """Source turns of each memory."""
+        ...
+
+    def derived(self, turn_ids: Sequence[int]) -> list[int]:
+        """Ids of every memory with a provenance edge to one of the turns."""
+        ...
+
+    def set_state(self, ids: Sequence[int], state: str, at: float) -> None:
+        """Move memories to a state (active / released / superseded)."""
+        ...
+
+    def set_superseded_by(self, ids: Sequence[int], successor: int) -> None:
+        """Link superseded memories to the memory that replaced them."""
+        ...
+
+    def set_text(self, memory_id: int, text: str, at: float) -> None:
+        """Overwrite a memory's text in place."""
+        ...
+
+    def set_expiry(self, memory_id: int, expires_at: float | None) -> None:
+        """Set or clear a memory's expiry time."""
+        ...
+
+    def delete_memories(self, ids: Sequence[int]) -> None:
+        """Hard-delete memories, their provenance and their index rows."""
+        ...
+
+    def expired(self, now: float, states: Sequence[str]) -> list[MemoryRow]:
+        """Memories of any tenant whose expiry is at or before ``now``."""
+        ...
+
+    # -- recall indexes -------------------------------------------------
+    def index(self, row: MemoryRow, terms: str, embedding: np.ndarray) -> None:
+        """Make a memory recallable: full-text terms and vector row."""
+        ...
+
+    def unindex(self, rows: Sequence[MemoryRow]) -> None:
+        """Remove memories from both recall indexes."""
+        ...
+
+    def lexical(
+        self,
+        tenant_id: int,
+        terms: Sequence[str],
+        limit: int,
+        require_all: bool = False,
+        turns: bool = False,
+    ) -> list[tuple[int, float]]:
+        """BM25 hits ``(id, score)``, best first (higher is better), over
+        memories or, with ``turns``, over source turns."""
+        ...
+
+    def vector(self, tenant_id: int, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """Cosine-similarity hits ``(memory id, similarity)``, best first."""
+        ...
+
+    # -- audit ----------------------------------------------------------
+    def audit_append(
+        self,
+        at: float,
+        tenant: str,
+        op: str,
+        detail: dict[str, Any],
+        refs: Sequence[str],
+        prev: str,
+        digest: str,
+    ) -> int:
+        """Append one audit row and index it under each ref (memory/turn id)."""
+        ...
+
+    def audit_last_hash(self) -> str | None:
+        """The hash of the newest audit row, or None for an empty log."""
+        ...
+
+    def audit_rows(self, ref: str | None = None) -> Iterator[AuditRow]:
+        """Audit rows in order, all or those indexed under ``ref``."""
+        ...

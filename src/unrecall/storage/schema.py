@@ -1,0 +1,80 @@
+"""SQLite schema and its migrations, keyed by ``PRAGMA user_version``.
+
+Each migration is a list of statements applied in one transaction; a store
+written by a newer unrecall (higher version) is refused rather than guessed.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+
+def migrations(dim: int) -> dict[int, list[str]]:
+    """Statements that bring a store from version ``n - 1`` to ``n``."""
+    return {
+        1: [
+            "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            "CREATE TABLE secrets(name TEXT PRIMARY KEY, value BLOB NOT NULL)",
+            """CREATE TABLE tenants(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                key TEXT NOT NULL UNIQUE)""",
+            """CREATE TABLE turns(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                uid TEXT NOT NULL UNIQUE,
+                tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+                role TEXT NOT NULL,
+                text TEXT NOT NULL,
+                session_id TEXT,
+                at REAL NOT NULL,
+                metadata TEXT NOT NULL DEFAULT '{}')""",
+            "CREATE INDEX turns_tenant ON turns(tenant_id, at)",
+            """CREATE TABLE memories(
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                uid TEXT NOT NULL UNIQUE,
+                tenant_id INTEGER NOT NULL REFERENCES tenants(id),
+                agent_id TEXT,
+                run_id TEXT,
+                text TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('active', 'released', 'superseded')),
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                expires_at REAL,
+                metadata TEXT NOT NULL DEFAULT '{}',
+                superseded_by INTEGER REFERENCES memories(id) ON DELETE SET NULL)""",
+            "CREATE INDEX memories_tenant_state ON memories(tenant_id, state)",
+            "CREATE INDEX memories_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL",
+            "CREATE INDEX memories_successor ON memories(superseded_by)"
+            " WHERE superseded_by IS NOT NULL",
+            """CREATE TABLE provenance(
+                memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+                turn_id INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+                PRIMARY KEY (memory_id, turn_id)) WITHOUT ROWID""",
+            "CREATE INDEX provenance_turn ON provenance(turn_id, memory_id)",
+            # Contentless: the FTS index holds keyed term digests only, and
+            # no copy of any text. 'tenant' holds one token per tenant.
+            "CREATE VIRTUAL TABLE memory_fts USING fts5("
+            "tenant, terms, content='', contentless_delete=1)",
+            "INSERT INTO memory_fts(memory_fts, rank) VALUES('secure-delete', 1)",
+            # Source turns get the same keyed-digest index so a purge can find
+            # every turn that still says what is being forgotten.
+            "CREATE VIRTUAL TABLE turn_fts USING fts5("
+            "tenant, terms, content='', contentless_delete=1)",
+            "INSERT INTO turn_fts(turn_fts, rank) VALUES('secure-delete', 1)",
+            f"CREATE VIRTUAL TABLE memory_vec USING vec0("
+            f"tenant_id integer partition key, embedding float[{dim}] distance_metric=cosine)",
+            """CREATE TABLE audit(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                at REAL NOT NULL,
+                tenant TEXT NOT NULL,
+                op TEXT NOT NULL,
+                detail TEXT NOT NULL,
+                refs TEXT NOT NULL,
+                prev TEXT NOT NULL,
+                hash TEXT NOT NULL)""",
+            """CREATE TABLE audit_refs(
+                ref TEXT NOT NULL,
+                seq INTEGER NOT NULL REFERENCES audit(seq),
+                PRIMARY KEY (ref, seq)) WITHOUT ROWID""",
+        ],
+    }
