@@ -1,0 +1,1 @@
+"""Adapters and harnesses that measure unrecall against published protocols."""

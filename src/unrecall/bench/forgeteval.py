@@ -1,0 +1,70 @@
+"""ForgetEval Adapter Protocol over unrecall (Yang 2026, section 4).
+
+``reset, inscribe, recall_texts`` are the recall-plane primitives;
+``supersede, release, purge`` the control-plane ones. Every ``reset`` opens
+a fresh store in a new temporary folder, so cases never see each other.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from unrecall.memory import Memory
+from unrecall.recall.embedder import Embedder
+
+USER = "forgeteval"
+
+
+class UnrecallAdapter:
+    """The six-method adapter the ForgetEval harness drives unchanged."""
+
+    name = "unrecall"
+
+    def __init__(self, embedder: str | Embedder = "minilm") -> None:
+        self._embedder = embedder
+        self._dir: Path | None = None
+        self._mem: Memory | None = None
+        self.reset()
+
+    @property
+    def memory(self) -> Memory:
+        """The store of the current case."""
+        assert self._mem is not None, "adapter is closed"
+        return self._mem
+
+    def reset(self) -> None:
+        """Drop the current store and start an empty one."""
+        self.close()
+        self._dir = Path(tempfile.mkdtemp(prefix="unrecall-forgeteval-"))
+        self._mem = Memory(self._dir / "case.db", embedder=self._embedder)
+
+    def inscribe(self, text: str) -> str:
+        """Remember one fact; returns its memory id."""
+        return self.memory.add(text, user_id=USER).ids[0]
+
+    def recall_texts(self, q: str, k: int) -> list[str]:
+        """Texts of the top-``k`` hybrid hits."""
+        return [h.text for h in self.memory.search(q, user_id=USER, k=k)]
+
+    def supersede(self, old_q: str, new: str) -> None:
+        """The new fact wins; what ``old_q`` names leaves recall."""
+        self.memory.supersede(old_q, new, user_id=USER)
+
+    def release(self, q: str) -> int:
+        """Soft-forget what ``q`` names; returns how many memories."""
+        return self.memory.release(q, user_id=USER).count
+
+    def purge(self, q: str) -> int:
+        """Hard-forget what ``q`` names; returns how many memories."""
+        return self.memory.purge(q, user_id=USER).count
+
+    def close(self) -> None:
+        """Close the store and delete its folder."""
+        if self._mem is not None:
+            self._mem.close()
+            self._mem = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None

@@ -1,0 +1,1 @@
+"""Interfaces over ``Memory``: the command line (and later HTTP, MCP, LangGraph)."""

@@ -1,0 +1,195 @@
+"""The ``unrecall`` command: one subcommand per operation, plus ``demo``.
+
+Every subcommand takes ``--db PATH``, ``--user`` / ``--agent`` and
+``--json``. Errors go to stderr with exit status 2 and never echo the text
+the command was given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from unrecall.errors import UnrecallError
+from unrecall.memory import Memory, default_path
+from unrecall.records import STATES
+
+
+def _common() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--db", default=None, help=f"store file (default: {default_path()})")
+    p.add_argument("--user", default=None, help="user id (the tenant)")
+    p.add_argument("--agent", default=None, help="agent id (tenant when no --user)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--embedder",
+        default="minilm",
+        choices=["minilm", "hashing"],
+        help="embedder the store was built with",
+    )
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    common = _common()
+    parser = argparse.ArgumentParser(
+        prog="unrecall", description="Long-term memory for agents that forgets on request."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def cmd(name: str, help_: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, parents=[common], help=help_, description=help_)
+
+    p = cmd("add", "remember a text")
+    p.add_argument("text")
+    p.add_argument("--ttl", type=float, default=None, help="expire after this many seconds")
+    p.add_argument("--session", default=None)
+    p = cmd("search", "recall memories for a query")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--lexical", action="store_true", help="BM25 only, no vectors")
+    p = cmd("get", "show one memory with its provenance")
+    p.add_argument("id")
+    p = cmd("get-all", "list memories")
+    p.add_argument("--state", action="append", choices=STATES, help="repeatable; default active")
+    p = cmd("update", "correct a memory's text in place")
+    p.add_argument("id")
+    p.add_argument("text")
+    p = cmd("delete", "hard-delete a memory (m_…) or a source turn (t_…) with closure")
+    p.add_argument("id")
+    cmd("delete-all", "erase everything of the tenant")
+    p = cmd("supersede", "store a new value; what TARGET names leaves recall")
+    p.add_argument("target", help="memory id or query")
+    p.add_argument("new_text")
+    p = cmd("edit", "partial supersede of one memory, keeping its provenance")
+    p.add_argument("id")
+    p.add_argument("new_text")
+    p = cmd("release", "take what TARGET names out of recall (reversible)")
+    p.add_argument("target")
+    p = cmd("restore", "bring a released memory back")
+    p.add_argument("id")
+    p = cmd("purge", "hard-delete what TARGET names (id or exact phrase)")
+    p.add_argument("target")
+    p = cmd("expire", "release (or --purge) memories past their expiry")
+    p.add_argument("--purge", action="store_true")
+    p = cmd("history", "audit events of a memory (never its text)")
+    p.add_argument("id")
+    cmd("export", "everything held about the tenant, as JSON")
+    p = cmd("verify", "scan the raw bytes of every store file for strings")
+    p.add_argument("strings", nargs="*", help="strings to look for; '-' reads lines from stdin")
+    cmd("audit", "verify the audit log's hash chain")
+    sub.add_parser("demo", help="a scripted tour on a temporary store")
+    return parser
+
+
+def _scope(args: argparse.Namespace) -> dict[str, Any]:
+    if args.user is None and args.agent is None:
+        raise UnrecallError("give --user (or --agent)")
+    return {"user_id": args.user, "agent_id": args.agent}
+
+
+def _report(obj: Any) -> dict[str, Any]:
+    return obj.to_dict() if hasattr(obj, "to_dict") else obj
+
+
+def _run(mem: Memory, args: argparse.Namespace) -> tuple[Any, int]:
+    """Execute one subcommand; returns (result, exit status)."""
+    c = args.command
+    table: dict[str, Callable[[], Any]] = {
+        "add": lambda: mem.add(args.text, ttl=args.ttl, session_id=args.session, **_scope(args)),
+        "search": lambda: [
+            h.to_dict()
+            for h in mem.search(
+                args.query, k=args.k, mode="lexical" if args.lexical else "hybrid", **_scope(args)
+            )
+        ],
+        "get": lambda: mem.get(args.id, **_scope(args)),
+        "get-all": lambda: [
+            m.to_dict() for m in mem.get_all(states=tuple(args.state or ["active"]), **_scope(args))
+        ],
+        "update": lambda: mem.update(args.id, args.text, **_scope(args)),
+        "delete": lambda: mem.delete(args.id, **_scope(args)),
+        "delete-all": lambda: mem.delete_all(**_scope(args)),
+        "supersede": lambda: mem.supersede(args.target, args.new_text, **_scope(args)),
+        "edit": lambda: mem.edit(args.id, args.new_text, **_scope(args)),
+        "release": lambda: mem.release(args.target, **_scope(args)),
+        "restore": lambda: mem.restore(args.id, **_scope(args)),
+        "purge": lambda: mem.purge(args.target, **_scope(args)),
+        "expire": lambda: mem.expire(purge=args.purge),
+        "history": lambda: [e.to_dict() for e in mem.history(args.id, **_scope(args))],
+        "export": lambda: mem.export(**_scope(args)),
+        "audit": lambda: mem.verify_audit(),
+    }
+    if c == "verify":
+        probes = list(args.strings)
+        if probes == ["-"] or not probes:
+            probes = [line.rstrip("\n") for line in sys.stdin if line.strip()]
+        report = mem.verify_erased(probes)
+        return report.to_dict(), 0 if report.clean else 1
+    result = table[c]()
+    if c == "audit":
+        return {"ok": result.ok, "events": result.events, "broken_at": result.broken_at}, (
+            0 if result.ok else 1
+        )
+    return _report(result), 0
+
+
+def _print(command: str, result: Any, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    if command == "search":
+        for i, h in enumerate(result, 1):
+            print(f"{i}. [{h['score']:.4f}] {h['text']}  ({h['id']})")
+        if not result:
+            print("(no memories)")
+    elif command in ("get-all",):
+        for m in result:
+            print(f"{m['id']}  {m['state']:<10} {m['text']}")
+        if not result:
+            print("(no memories)")
+    elif command == "verify":
+        if result["clean"]:
+            print(f"clean: none of {result['probes']} strings in {len(result['files'])} files")
+        else:
+            for idx, files in result["found"].items():
+                where = ", ".join(f"{f} ({n}x)" for f, n in files.items())
+                print(f"FOUND string #{int(idx) + 1}: {where}")
+    elif isinstance(result, dict) and "op" in result:
+        line = f"{result['op']}: {result['count']} memories"
+        if result.get("match") not in (None, "none", "id"):
+            line += f" (matched by {result['match']})"
+        if result.get("created"):
+            line += f", new {', '.join(result['created'])}"
+        if result.get("ids"):
+            line += f", affected {', '.join(result['ids'])}"
+        if result.get("erased") is not None:
+            line += f", erased from disk: {'yes' if result['erased'] else 'PENDING'}"
+        print(line)
+    else:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``unrecall`` command."""
+    args = build_parser().parse_args(argv)
+    if args.command == "demo":
+        from unrecall.interfaces.demo import run_demo
+
+        return run_demo()
+    try:
+        with Memory(args.db, embedder=args.embedder) as mem:
+            result, status = _run(mem, args)
+    except UnrecallError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _print(args.command, result, args.json)
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
