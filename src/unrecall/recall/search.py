@@ -49,7 +49,12 @@ class Recall:
     def query_terms(self, query: str) -> list[str]:
         """Digests of the query's words, stopwords dropped unless that empties it."""
         toks = words(query)
-        content = [t for t in toks if t not in STOPWORDS] or toks
+        # A lone Latin letter is mostly the "s" of a possessive ("Dana's").
+        content = [
+            t
+            for t in toks
+            if t not in STOPWORDS and not (len(t) == 1 and t.isascii() and t.isalpha())
+        ] or toks
         return list(dict.fromkeys(self.hasher.term(t) for t in content))
 
     def search(
@@ -84,7 +89,7 @@ class Recall:
 def _rrf(
     lexical: list[tuple[int, float]], vector: list[tuple[int, float]]
 ) -> list[tuple[int, tuple[float, tuple[int | None, int | None, float | None]]]]:
-    """Reciprocal-rank fusion; ties keep lexical order first."""
+    """Reciprocal-rank fusion of the lexical and vector rankings."""
     scores: dict[int, float] = {}
     ranks: dict[int, list[int | float | None]] = {}
     for rank, (mid, _) in enumerate(lexical, 1):
@@ -94,5 +99,6 @@ def _rrf(
         scores[mid] = scores.get(mid, 0.0) + 1.0 / (RRF_K + rank)
         entry = ranks.setdefault(mid, [None, None, None])
         entry[1], entry[2] = rank, sim
-    order = sorted(scores, key=lambda m: -scores[m])
+    # Mirrored ranks tie exactly; the cosine similarity (meaning) breaks them.
+    order = sorted(scores, key=lambda m: (-scores[m], -(ranks[m][2] or -1.0)))
     return [(m, (scores[m], tuple(ranks[m]))) for m in order]  # type: ignore[misc]
