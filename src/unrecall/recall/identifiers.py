@@ -1,0 +1,171 @@
+"""Identifiers in text and their canonical keys.
+
+Each identifier found in a memory is indexed under a canonical key such as
+``email:alice@acme.io`` or ``phone:+14155550132``, so that any surface form
+of it (case, plus-tags, spaces around ``@``, national phone formats, card
+number grouping, ``TKT 100`` for ``TKT-100``) finds it, while a look-alike
+with a different key (``alice.smith@acme.io``, ``123456``, ``TKT-1000``,
+``example.com.uk``) never does: keys are compared for equality only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import phonenumbers
+from stdnum import iban, luhn
+
+from unrecall.recall.lexical import normalize
+
+
+@dataclass(frozen=True)
+class Identifier:
+    """One identifier occurrence: its kind, canonical key and span."""
+
+    kind: str
+    key: str
+    start: int
+    end: int
+
+
+_TLDS = frozenset(
+    """com org net edu gov mil int io ai co app dev info biz me tv xyz tech online site
+    store shop cloud blog news email live pro name mobi asia jobs travel museum""".split()
+)
+_EMAIL = re.compile(
+    r"(?<![\w.+-])([\w.+-]+?)\s{0,2}(?:@|\s\(at\)\s|\s\[at\]\s)\s{0,2}"
+    r"([a-z0-9-]+(?:\s{0,2}\.\s{0,2}[a-z0-9-]+)+)(?![\w-]|\.\w)",
+    re.IGNORECASE,
+)
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"')\]]+", re.IGNORECASE)
+_UUID = re.compile(
+    r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b", re.IGNORECASE
+)
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b", re.IGNORECASE)
+_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+_SSN = re.compile(r"(?<![\d-])\d{3}[- ]\d{2}[- ]\d{4}(?![\d-])")
+_SECRET = re.compile(
+    r"\b(?:sk|pk|rk|ghp|gho|ghs|xox[abpr]|AKIA|AIza|glpat)[-_A-Za-z0-9]{10,}\b"
+    r"|\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}\b"
+)
+_HANDLE = re.compile(r"(?<![\w.@])@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,28}[A-Za-z0-9_])?)\b")
+_PATH = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?(?:/[\w.-]+)+/?|\b[A-Za-z]:\\(?:[\w.-]+\\?)+")
+_TICKET = re.compile(r"(?<![\w-])([A-Za-z]{2,6})([-#_ ]?)(\d{2,})(?![\w-])")
+_DOMAIN = re.compile(r"(?<![\w@.-])((?:[a-z0-9-]+\.)+([a-z]{2,24}))(?![\w-]|\.\w)", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.,-])\d{4,}(?![\w]|[.,]\d)")
+_BARE = re.compile(r"^@?[\w][\w.-]*$")
+
+
+def _email_key(local: str, domain: str) -> str:
+    local = re.sub(r"\s+", "", local).casefold().split("+", 1)[0]
+    domain = re.sub(r"\s+", "", domain).casefold()
+    return f"email:{local}@{domain}"
+
+
+def _url_keys(url: str) -> list[str]:
+    body = re.sub(r"^(?:https?://)?(?:www\.)?", "", url.rstrip(".,;:!?"), flags=re.IGNORECASE)
+    host, _, path = body.partition("/")
+    host = host.casefold()
+    path = path.split("#", 1)[0].rstrip("/")
+    keys = [f"url:{host}/{path}" if path else f"url:{host}", f"domain:{host}"]
+    return keys
+
+
+def extract(text: str, region: str = "US") -> list[Identifier]:
+    """Every identifier in ``text``, earliest first, spans never overlapping."""
+    found: list[Identifier] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(s: int, e: int) -> bool:
+        return all(e <= a or s >= b for a, b in taken)
+
+    def add(kind: str, key: str, s: int, e: int) -> None:
+        found.append(Identifier(kind, key, s, e))
+        taken.append((s, e))
+
+    for m in _EMAIL.finditer(text):
+        if "." in m.group(2):
+            add("email", _email_key(m.group(1), m.group(2)), m.start(), m.end())
+    for m in _URL.finditer(text):
+        if free(m.start(), m.end()):
+            s, e = m.start(), m.start() + len(m.group(0).rstrip(".,;:!?"))
+            for key in _url_keys(m.group(0)):
+                found.append(Identifier(key.split(":", 1)[0], key, s, e))
+            taken.append((s, e))
+    for m in _UUID.finditer(text):
+        if free(m.start(), m.end()):
+            hexes = m.group(0).replace("-", "").casefold()
+            key = f"{hexes[:8]}-{hexes[8:12]}-{hexes[12:16]}-{hexes[16:20]}-{hexes[20:]}"
+            add("uuid", f"uuid:{key}", m.start(), m.end())
+    for m in _IBAN.finditer(text):
+        # The greedy match may run into following words ("... 00 here"):
+        # try it whole, then cut back at each space until a valid IBAN.
+        cand = m.group(0)
+        while cand and not iban.is_valid(cand):
+            cand = cand.rsplit(" ", 1)[0] if " " in cand else ""
+        if cand and free(m.start(), m.start() + len(cand)):
+            add("iban", f"iban:{iban.compact(cand)}", m.start(), m.start() + len(cand))
+    for m in _SSN.finditer(text):
+        if free(m.start(), m.end()):
+            add("ssn", "ssn:" + re.sub(r"\D", "", m.group(0)), m.start(), m.end())
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if free(m.start(), m.end()) and 13 <= len(digits) <= 19 and luhn.is_valid(digits):
+            add("card", f"card:{digits}", m.start(), m.end())
+    for pm in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
+        if free(pm.start, pm.end):
+            e164 = phonenumbers.format_number(pm.number, phonenumbers.PhoneNumberFormat.E164)
+            add("phone", f"phone:{e164}", pm.start, pm.end)
+    for m in _SECRET.finditer(text):
+        if free(m.start(), m.end()):
+            add("secret", f"secret:{m.group(0)}", m.start(), m.end())
+    for m in _HANDLE.finditer(text):
+        if free(m.start(), m.end()):
+            add("handle", f"handle:{m.group(1).casefold()}", m.start(), m.end())
+    for m in _PATH.finditer(text):
+        if free(m.start(), m.end()) and m.group(0).count("/") + m.group(0).count("\\") >= 2:
+            path = m.group(0).rstrip("/\\") or m.group(0)
+            add("path", f"path:{path}", m.start(), m.end())
+    for m in _TICKET.finditer(text):
+        prefix, sep, digits = m.groups()
+        if free(m.start(), m.end()) and (prefix.isupper() or sep in "-#_" and sep):
+            add("ticket", f"ticket:{prefix.upper()}-{digits}", m.start(), m.end())
+    for m in _DOMAIN.finditer(text):
+        if free(m.start(), m.end()) and m.group(2).casefold() in _TLDS | _cc():
+            host = m.group(1).casefold().removeprefix("www.")
+            add("domain", f"domain:{host}", m.start(), m.end())
+    for m in _NUMBER.finditer(text):
+        if free(m.start(), m.end()):
+            add("number", f"number:{m.group(0)}", m.start(), m.end())
+    return sorted(found, key=lambda i: (i.start, i.kind))
+
+
+def _cc() -> frozenset[str]:
+    return _COUNTRY_TLDS
+
+
+# Country-code TLDs likely in personal data; a full list would turn file
+# extensions such as ".py" or ".sh" into domains.
+_COUNTRY_TLDS = frozenset(
+    """uk de fr es it nl be ch at se no dk fi ie pt pl cz gr ru ua tr il in cn jp kr tw hk
+    sg au nz ca us mx br ar cl za ng ke eg""".split()
+)
+
+
+def keys(text: str, region: str = "US") -> set[str]:
+    """The set of canonical keys in a text."""
+    return {i.key for i in extract(text, region)}
+
+
+def query_keys(query: str, region: str = "US") -> set[str]:
+    """Canonical keys a target query names, forgiving obfuscation.
+
+    Besides the identifiers ``extract`` finds, a query that is one bare
+    token (``alice_w``, ``@alice_w``) also names the handle of that name.
+    """
+    found = keys(query, region)
+    bare = query.strip()
+    if _BARE.match(bare) and not found:
+        found.add(f"handle:{normalize(bare.lstrip('@'))}")
+    return found

@@ -1,0 +1,74 @@
+"""Canonical identifier keys: every surface form meets, look-alikes never do."""
+
+from __future__ import annotations
+
+import pytest
+
+from unrecall.recall.identifiers import extract, keys, query_keys
+
+SAME = [
+    ("email", ["alice@acme.io", "Alice@ACME.io", "ALICE @ Acme.IO", '"alice+news@acme.io"',
+               "<alice@acme.io>", "alice (at) acme.io"]),
+    ("phone", ["(415) 555-0132", "+1 415 555 0132", "415.555.0132", "+14155550132",
+               "1-415-555-0132"]),
+    ("uuid", ["123e4567-e89b-12d3-a456-426614174000", "123E4567E89B12D3A456426614174000"]),
+    ("ssn", ["123-45-6789", "123 45 6789"]),
+    ("card", ["4111 1111 1111 1111", "4111-1111-1111-1111", "4111111111111111"]),
+    ("iban", ["DE89 3704 0044 0532 0130 00", "de89370400440532013000"]),
+    ("handle", ["@alice_w", "@Alice_W"]),
+    ("url", ["https://www.example.com/login/", "http://example.com/login", "www.example.com/login"]),
+    ("ticket", ["TKT-100", "TKT 100", "tkt-100", "TKT#100"]),
+    ("path", ["/etc/app/conf", "/etc/app/conf/"]),
+    ("number", ["12345"]),
+]
+
+DIFFERENT = [
+    ("alice@acme.io", "alice.smith@acme.io"),
+    ("alice@acme.io", "malice@acme.io"),
+    ("12345", "123456"),
+    ("TKT-100", "TKT-1000"),
+    ("example.com", "example.com.uk"),
+    ("/etc/app/conf", "/etc/app/conf.bak"),
+    ("(415) 555-0132", "(415) 555-0133"),
+    ("@alice", "@alice_w"),
+    ("sk-abc123def456ghi789jkl", "sk-abc123def456ghi789jklm"),
+]
+
+
+@pytest.mark.parametrize(("kind", "forms"), SAME)
+def test_surface_forms_share_one_key(kind: str, forms: list[str]) -> None:
+    found = [{k for k in keys(f"it is {form} here") if k.startswith(kind + ":")} for form in forms]
+    assert all(len(f) == 1 for f in found), found
+    assert len(set().union(*found)) == 1, found
+
+
+@pytest.mark.parametrize(("a", "b"), DIFFERENT)
+def test_look_alikes_never_share_a_key(a: str, b: str) -> None:
+    ka, kb = keys(f"value {a} end"), keys(f"value {b} end")
+    assert ka and kb
+    assert not ka & kb
+
+
+def test_sentence_punctuation_is_not_part_of_the_identifier() -> None:
+    assert keys("Write to alice@acme.io.") == {"email:alice@acme.io"}
+    assert "domain:example.com" in keys("I like example.com, really.")
+
+
+def test_file_names_are_not_domains() -> None:
+    assert keys("run script.py and notes.txt") == set()
+
+
+def test_luhn_invalid_digits_are_not_cards() -> None:
+    assert not any(k.startswith("card:") for k in keys("code 4111 1111 1111 1112"))
+
+
+def test_spans_point_at_the_identifier() -> None:
+    text = "mail me: Bob@Example.org today"
+    (ident,) = extract(text)
+    assert text[ident.start : ident.end] == "Bob@Example.org"
+
+
+def test_bare_query_token_names_a_handle() -> None:
+    assert query_keys("alice_w") == {"handle:alice_w"}
+    assert query_keys("@alice_w") == {"handle:alice_w"}
+    assert query_keys("ALICE @ Acme.IO") == {"email:alice@acme.io"}
