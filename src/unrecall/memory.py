@@ -8,9 +8,10 @@ method is scoped by ``user_id`` (or ``agent_id`` for agent-level memory);
 
 from __future__ import annotations
 
+import math
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from unrecall.validation import (
     check_metadata,
     check_text,
     check_time,
+    show_id,
 )
 
 ROLES = ("user", "assistant")
@@ -128,7 +130,12 @@ class Memory:
         at = check_time(timestamp, "timestamp") or time.time()
         expiry = check_time(expires_at, "expires_at")
         if ttl is not None:
-            if not isinstance(ttl, int | float) or isinstance(ttl, bool) or ttl <= 0:
+            if (
+                not isinstance(ttl, int | float)
+                or isinstance(ttl, bool)
+                or not math.isfinite(ttl)
+                or ttl <= 0
+            ):
                 raise InvalidInput("ttl must be a positive number of seconds")
             expiry = time.time() + ttl
         session = None if session_id is None else check_id(session_id, "session_id")
@@ -151,7 +158,7 @@ class Memory:
             if msg["role"] == "system":
                 continue
             if msg["role"] not in ROLES:
-                raise InvalidInput(f"message #{i} has role {msg['role']!r}; use user or assistant")
+                raise InvalidInput(f"message #{i} has an unknown role; use user or assistant")
             text = check_text(msg["content"], f"message #{i} content", self.max_text_chars)
             turns.append(NewTurn(msg["role"], text))
         if not turns:
@@ -212,7 +219,7 @@ class Memory:
         tenant = self._existing(user_id, agent_id, None)
         row = self.storage.memory(tenant.id, memory_id) if isinstance(memory_id, str) else None
         if row is None:
-            raise NotFound(f"no memory {memory_id!s:.40} for this tenant")
+            raise NotFound(f"no memory {show_id(memory_id)} for this tenant")
         return self._items(tenant, [row])[0]
 
     def get_all(
@@ -224,7 +231,9 @@ class Memory:
         states: Sequence[str] = (ACTIVE,),
     ) -> list[MemoryItem]:
         """Every memory of the scope in ``states`` (default: active), oldest first."""
-        if not set(states) <= set(STATES):
+        if not isinstance(states, Collection) or isinstance(states, str | bytes):
+            raise InvalidInput("states must be a list of state names")
+        if not all(s in STATES for s in states):
             raise InvalidInput(f"states must be among {', '.join(STATES)}")
         tenant = self._tenant(user_id, agent_id, run_id)
         if tenant is None:
@@ -261,7 +270,9 @@ class Memory:
     def update(
         self, memory_id: str, text: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> OpReport:
-        """Correct a memory's text in place (same id); the old text is erased."""
+        """Correct a memory's text in place (same id); the old text leaves the
+        memory and its indexes (its source turn keeps what was said; a purge
+        of that phrase removes it there too)."""
         text = check_text(text, "text", self.max_text_chars)
         return self.control.update(self._existing(user_id, agent_id, None), memory_id, text)
 
@@ -353,6 +364,8 @@ class Memory:
         History outlives a purge (the id is random and says nothing), so it
         can show when and how something was forgotten.
         """
+        if not isinstance(memory_id, str):
+            raise InvalidInput("memory_id must be a string")
         tenant = self._tenant(user_id, agent_id, None)
         ref = self.audit.tenant_ref(
             tenant.key if tenant else (f"user:{user_id}" if user_id else f"agent:{agent_id}")

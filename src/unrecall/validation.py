@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import datetime
 from typing import Any
 
 from unrecall.errors import InvalidInput
 
 MAX_ID_CHARS = 256
+_PUBLIC_ID = re.compile(r"^[mt]_[0-9a-f]{20}$")
+
+
+def show_id(value: Any) -> str:
+    """How an error message may name an id: as itself when it is shaped like
+    a public id, otherwise generically, so a message never echoes caller text."""
+    return value if isinstance(value, str) and _PUBLIC_ID.match(value) else "with that id"
 
 
 def check_text(text: Any, field: str, max_chars: int) -> str:

@@ -11,11 +11,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from unrecall.control.audit import AuditLog
-from unrecall.control.targeting import phrase_turns, query_tokens, resolve
+from unrecall.control.targeting import (
+    Target,
+    looks_like_id,
+    phrase_turns,
+    query_tokens,
+    resolve,
+)
 from unrecall.errors import InvalidInput, NotFound
 from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE, RELEASED, STATES, SUPERSEDED, OpReport
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
+from unrecall.validation import show_id
 
 
 @dataclass(frozen=True)
@@ -26,6 +33,17 @@ class Tenant:
     key: str
     agent_id: str | None = None
     run_id: str | None = None
+
+    @property
+    def narrowed(self) -> bool:
+        """True when an agent or run narrows the scope inside the tenant."""
+        return self.agent_id is not None or self.run_id is not None
+
+    def covers(self, row: MemoryRow) -> bool:
+        """True if ``row`` lies inside this scope."""
+        return (self.agent_id is None or row.agent_id == self.agent_id) and (
+            self.run_id is None or row.run_id == self.run_id
+        )
 
 
 @dataclass(frozen=True)
@@ -131,7 +149,9 @@ class ControlPlane:
     def supersede(self, tenant: Tenant, target: str, new_text: str, at: float) -> OpReport:
         """The new value wins: a new memory, the old ones leave recall."""
         with self.storage.transaction():
-            found = resolve(self.storage, self.recall, tenant.id, target, (ACTIVE,), True)
+            found = resolve(
+                self.storage, self.recall, tenant.id, target, (ACTIVE,), True, tenant.covers
+            )
             turn = self.storage.add_turn(tenant.id, "user", new_text, None, at, {})
             self.storage.index_turn(turn, self.recall.hasher.document(new_text))
             kind = found.rows[0].kind if found.rows else "note"
@@ -171,7 +191,9 @@ class ControlPlane:
     def release(self, tenant: Tenant, target: str) -> OpReport:
         """Take memories out of recall, reversibly."""
         with self.storage.transaction():
-            found = resolve(self.storage, self.recall, tenant.id, target, (ACTIVE,), True)
+            found = resolve(
+                self.storage, self.recall, tenant.id, target, (ACTIVE,), True, tenant.covers
+            )
             self.storage.unindex(found.rows)
             self.storage.set_state([r.id for r in found.rows], RELEASED, time.time())
             ids = [r.uid for r in found.rows]
@@ -193,10 +215,20 @@ class ControlPlane:
     def purge(self, tenant: Tenant, target: str) -> OpReport:
         """Hard-delete what the target names, with every copy in its turns."""
         with self.storage.transaction():
-            found = resolve(self.storage, self.recall, tenant.id, target, STATES, False)
+            found = resolve(
+                self.storage, self.recall, tenant.id, target, STATES, False, tenant.covers
+            )
             extra: list[TurnRow] = []
-            if found.match == "phrase":  # turns that still say it, e.g. after an update
-                extra = phrase_turns(self.storage, self.recall, tenant.id, query_tokens(target))
+            if found.match in ("phrase", "none") and not looks_like_id(target.strip()):
+                # turns that still say it, e.g. after an update took it out of
+                # the memory: a phrase is purged from turns even when no
+                # memory says it any more
+                extra = self._scoped_turns(
+                    tenant,
+                    phrase_turns(self.storage, self.recall, tenant.id, query_tokens(target)),
+                )
+            if extra and found.match == "none":
+                found = Target([], "phrase")
             turns = self._purge_rows(found.rows, extra)
             ids = [r.uid for r in found.rows]
             self.audit.record(
@@ -204,13 +236,25 @@ class ControlPlane:
             )
         return OpReport("purge", ids, found.match, turns_removed=turns, erased=self.storage.erase())
 
+    def _scoped_turns(self, tenant: Tenant, turns: list[TurnRow]) -> list[TurnRow]:
+        """In a narrowed scope, only turns that source a memory of that scope."""
+        if not tenant.narrowed:
+            return turns
+        return [
+            t
+            for t in turns
+            if any(
+                tenant.covers(m) for m in self.storage.memories_by_id(self.storage.derived([t.id]))
+            )
+        ]
+
     def delete(self, tenant: Tenant, uid: str) -> OpReport:
         """Hard-delete one memory, or one source turn and all derived from it."""
         with self.storage.transaction():
             if uid.startswith("t_"):
                 turn = self.storage.turn(tenant.id, uid)
                 if turn is None:
-                    raise NotFound(f"no turn {uid} for this tenant")
+                    raise NotFound(f"no turn {show_id(uid)} for this tenant")
                 rows = self.storage.memories_by_id(self.storage.derived([turn.id]))
                 self.storage.delete_memories([r.id for r in rows])
                 self.storage.delete_turns([turn.id])
@@ -247,7 +291,28 @@ class ControlPlane:
         return len(turns)
 
     def delete_all(self, tenant: Tenant) -> OpReport:
-        """Erase a tenant: every memory, turn and the tenant row itself."""
+        """Erase a tenant: every memory, turn and the tenant row itself.
+
+        In a narrowed scope (an agent of a user) only that scope's memories
+        go, with the same turn scrubbing as a purge; the tenant stays.
+        """
+        if tenant.narrowed:
+            with self.storage.transaction():
+                rows = [r for r in self.storage.memories(tenant.id) if tenant.covers(r)]
+                turns = self._purge_rows(rows, [])
+                self.audit.record(
+                    tenant.key,
+                    "delete_all",
+                    [r.uid for r in rows],
+                    {"count": len(rows), "turns": turns},
+                )
+            return OpReport(
+                "delete_all",
+                [r.uid for r in rows],
+                "scope",
+                turns_removed=turns,
+                erased=self.storage.erase(),
+            )
         with self.storage.transaction():
             rows = self.storage.memories(tenant.id)
             turns = self.storage.turns(tenant.id)
@@ -290,7 +355,7 @@ class ControlPlane:
     def _get(self, tenant: Tenant, uid: str) -> MemoryRow:
         row = self.storage.memory(tenant.id, uid)
         if row is None:
-            raise NotFound(f"no memory {uid} for this tenant")
+            raise NotFound(f"no memory {show_id(uid)} for this tenant")
         return row
 
 

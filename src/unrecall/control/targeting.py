@@ -20,6 +20,7 @@ nearly everything.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from unrecall.errors import InvalidInput
@@ -93,8 +94,14 @@ def resolve(
     target: str,
     states: tuple[str, ...],
     allow_semantic: bool,
+    scope: Callable[[MemoryRow], bool] | None = None,
 ) -> Target:
-    """Apply the targeting rule of this module to one target."""
+    """Apply the targeting rule of this module to one target.
+
+    ``scope`` (an agent / run narrowing inside the tenant) limits what a
+    query may reach; an id names one memory exactly and is not narrowed.
+    """
+    in_scope = scope or (lambda _row: True)
     if not isinstance(target, str) or not target.strip():
         raise InvalidInput("target must be a memory id or a non-empty query")
     target = target.strip()
@@ -104,7 +111,7 @@ def resolve(
             return Target([row], "id")
         return Target([], "none")
     tokens = query_tokens(target)
-    rows = phrase_memories(storage, recall, tenant_id, tokens, states)
+    rows = [r for r in phrase_memories(storage, recall, tenant_id, tokens, states) if in_scope(r)]
     if rows:
         return Target(rows, "phrase")
     if allow_semantic and ACTIVE in states:
@@ -113,7 +120,9 @@ def resolve(
             tenant_id,
             target,
             1,
-            accept=lambda r: r.state == ACTIVE and (r.expires_at is None or r.expires_at > now),
+            accept=lambda r: (
+                r.state == ACTIVE and (r.expires_at is None or r.expires_at > now) and in_scope(r)
+            ),
         )
         if hits and hits[0].similarity is not None and hits[0].similarity >= SEMANTIC_MIN:
             return Target([hits[0].row], "semantic", round(hits[0].similarity, 4))

@@ -1,0 +1,76 @@
+"""Helpers shared by the test modules (imported as ``helpers``)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from unrecall import Memory
+from unrecall.records import STATES
+
+ALL_STATES = STATES
+
+
+def token() -> str:
+    """A unique probe word: ``zq`` + 12 random hex digits."""
+    return "zq" + secrets.token_hex(6)
+
+
+@contextmanager
+def fresh_store(embedder: str = "hashing") -> Iterator[Memory]:
+    """A brand-new store in its own temporary folder (for hypothesis examples,
+    where function-scoped fixtures are not reset between examples)."""
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        Memory(Path(folder) / "store.db", embedder=embedder) as mem,
+    ):
+        yield mem
+
+
+def store_files(mem: Memory) -> list[Path]:
+    """Every file next to the store that belongs to it (found independently
+    of ``Storage.files``: the .db and any sidecar)."""
+    path = Path(mem.storage.path)
+    return sorted(p for p in path.parent.iterdir() if p.name.startswith(path.name))
+
+
+def raw_hits(mem: Memory, probe: str) -> int:
+    """Occurrences of ``probe`` in the raw bytes of the store's files, in
+    UTF-8 and UTF-16, as typed and casefolded. Checkpoints first so the scan
+    sees a settled file set (the WAL is scanned too if it is still there)."""
+    mem.storage.erase()
+    forms = {probe, probe.casefold(), probe.upper()}
+    encoded = {f.encode(enc) for f in forms for enc in ("utf-8", "utf-16-le", "utf-16-be")}
+    total = 0
+    for path in store_files(mem):
+        blob = path.read_bytes()
+        total += sum(blob.count(e) for e in encoded)
+    return total
+
+
+def snapshot(mem: Memory, user_id: str) -> dict[str, Any]:
+    """Everything observable about a tenant, comparable with ``==``."""
+    items = [m.to_dict() for m in mem.get_all(user_id=user_id, states=ALL_STATES)]
+    exported = mem.export(user_id=user_id)
+    return {
+        "memories": items,
+        "turns": exported["turns"],
+        "events": len(exported["events"]),
+        "audit": mem.verify_audit().events,
+    }
+
+
+def dumps(value: Any) -> str:
+    """Strict JSON (no NaN), to prove something is JSON-serialisable."""
+    return json.dumps(value, allow_nan=False, ensure_ascii=False)
+
+
+def audit_text(mem: Memory) -> str:
+    """Every audit row of the store, as one string."""
+    rows = [r.__dict__ for r in mem.storage.audit_rows()]
+    return dumps(rows)
