@@ -143,7 +143,7 @@ def test_supersede_new_value_wins(mem: Memory) -> None:
     old = mem.add("I work at Globex as an engineer", user_id="u").ids[0]
     mem.add("I have a cat named Miso", user_id="u")
     report = mem.supersede("Globex", "I work at Initech as a manager", user_id="u")
-    assert report.op == "supersede" and report.ids == [old] and report.match == "phrase"
+    assert report.op == "supersede" and report.ids == [old] and report.match == "entity"
     (new,) = report.created
     assert mem.get(old, user_id="u").state == "superseded"
     assert mem.get(old, user_id="u").superseded_by == new
@@ -185,7 +185,7 @@ def test_release_and_restore_are_reversible(fast_mem: Memory) -> None:
     code = fast_mem.add("one-time code 884213", user_id="u").ids[0]
     fast_mem.add("I like sushi", user_id="u")
     report = fast_mem.release("884213", user_id="u")
-    assert report.ids == [code] and report.match == "phrase"
+    assert report.ids == [code] and report.match == "identifier"
     assert fast_mem.search("one-time code", user_id="u", mode="lexical") == []
     assert fast_mem.get(code, user_id="u").state == "released"
     assert texts(fast_mem, states=("released",)) == ["one-time code 884213"]

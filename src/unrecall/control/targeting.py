@@ -3,18 +3,24 @@
 The rule, in order, stopping at the first that matches:
 
 1. **id** - the target is the public id of a memory of the tenant.
-2. **phrase** - every memory (in the states the operation may touch) whose
-   text contains the query's tokens as a contiguous run of *whole* tokens,
-   after case, accent and Unicode folding. Identifiers are single tokens
-   (``alice@acme.io``, ``TKT-100``, ``/etc/app/conf``), so a look-alike that
-   merely shares a prefix or is a superstring never matches.
-3. **semantic** - only for reversible operations (supersede, release): the
+2. **identifier** - the query names identifiers (emails, phones, ids, ...;
+   see ``recall.identifiers``): every memory holding one of them under the
+   same canonical key, whatever its surface form. Look-alikes have other keys.
+3. **entity** - the query is a name and little else ("Frank", "everything
+   about Зоя Иванова"): every memory mentioning that person or organisation
+   in any script or spelling (``recall.names``); lowercase words such as
+   "a frank talk" are not mentions.
+4. **phrase** - every memory whose text contains the query's tokens as a
+   contiguous run of *whole* tokens, after case, accent and Unicode folding.
+   Identifiers are single tokens, so ``TKT-1000`` never contains ``TKT-100``.
+5. **semantic** - only for reversible operations (supersede, release): the
    single best hybrid hit, if its cosine similarity to the query is at least
    ``SEMANTIC_MIN``. A purge never targets by meaning alone.
-4. **none** - nothing is affected and the report says so.
+6. **none** - nothing is affected and the report says so.
 
-A query made only of common words is refused rather than allowed to hit
-nearly everything.
+Stages 2-4 search the states the operation may touch (a purge reaches
+released and superseded memories too). A query made only of common words is
+refused rather than allowed to hit nearly everything.
 """
 
 from __future__ import annotations
@@ -24,7 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from unrecall.errors import InvalidInput
-from unrecall.recall.lexical import compound_tokens, contains_phrase, is_too_broad
+from unrecall.recall.identifiers import keys as identifier_keys
+from unrecall.recall.identifiers import query_keys
+from unrecall.recall.lexical import STOPWORDS, compound_tokens, contains_phrase, is_too_broad, words
+from unrecall.recall.names import mentions, name_keys
 from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
@@ -59,6 +68,106 @@ def query_tokens(query: str) -> list[str]:
     if is_too_broad(tokens):
         raise InvalidInput("target query is only common words; give an id or a specific phrase")
     return tokens
+
+
+# Words that may surround a name in an entity-scoped request.
+_ENTITY_FILLER = frozenset(
+    "everything anything all about regarding concerning related to of on info information "
+    "facts details data memories stuff things remember know knows".split()
+)
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """One targeting stage: FTS digests that find candidates, and the exact
+    test a candidate's text must pass."""
+
+    kind: str
+    terms: list[str]
+    require_all: bool
+    test: Callable[[str], bool]
+
+
+def entity_keys(target: str) -> set[str]:
+    """Name keys of a target that is a name and little else, else empty."""
+    found = mentions(target)
+    if not found:
+        return set()
+    rest = list(target)
+    for m in found:
+        rest[m.start : m.end] = " " * (m.end - m.start)
+    if any(w not in STOPWORDS and w not in _ENTITY_FILLER for w in words("".join(rest))):
+        return set()
+    keys: set[str] = set()
+    for m in found:
+        if len(m.parts) == 1:
+            keys.add(f"part:{m.parts[0]}")
+        else:
+            keys |= {k for k in m.keys if k.startswith("name:")}
+    return keys
+
+
+def matchers(recall: Recall, target: str) -> list[Matcher]:
+    """The query stages (identifier, entity, phrase) that apply to a target."""
+    tokens = query_tokens(target)
+    hasher = recall.hasher
+    out: list[Matcher] = []
+    ident = query_keys(target)
+    if ident:
+        out.append(
+            Matcher(
+                "identifier",
+                [hasher.key(k) for k in sorted(ident)],
+                False,
+                lambda text: bool(identifier_keys(text) & ident),
+            )
+        )
+    entity = entity_keys(target)
+    if entity:
+        out.append(
+            Matcher(
+                "entity",
+                [hasher.key(k) for k in sorted(entity)],
+                False,
+                lambda text: bool(name_keys(text) & entity),
+            )
+        )
+    out.append(
+        Matcher(
+            "phrase",
+            hasher.query_terms(" ".join(tokens)),
+            True,
+            lambda text: contains_phrase(compound_tokens(text), tokens),
+        )
+    )
+    return out
+
+
+def matching_memories(
+    storage: Storage, tenant_id: int, matcher: Matcher, states: tuple[str, ...]
+) -> list[MemoryRow]:
+    """Every memory in ``states`` that passes a matcher."""
+    rows: list[MemoryRow] = []
+    if ACTIVE in states:
+        hits = storage.lexical(tenant_id, matcher.terms, _CANDIDATE_LIMIT, matcher.require_all)
+        rows += storage.memories_by_id([mid for mid, _ in hits])
+    inactive = tuple(s for s in states if s != ACTIVE)
+    if inactive:  # not in the recall indexes: few, scanned directly
+        rows += storage.memories(tenant_id, inactive)
+    return sorted((r for r in rows if matcher.test(r.text)), key=lambda r: r.id)
+
+
+def matching_turns(storage: Storage, recall: Recall, tenant_id: int, target: str) -> list[TurnRow]:
+    """Source turns that still say what ``target`` names (first stage that
+    finds any), e.g. after an update took it out of the memory."""
+    for matcher in matchers(recall, target):
+        hits = storage.lexical(
+            tenant_id, matcher.terms, _CANDIDATE_LIMIT, matcher.require_all, turns=True
+        )
+        turns = [t for t in storage.turns_by_id([i for i, _ in hits]) if matcher.test(t.text)]
+        if turns:
+            return turns
+    return []
 
 
 def phrase_memories(
@@ -110,10 +219,10 @@ def resolve(
         if row is not None and row.state in states:
             return Target([row], "id")
         return Target([], "none")
-    tokens = query_tokens(target)
-    rows = [r for r in phrase_memories(storage, recall, tenant_id, tokens, states) if in_scope(r)]
-    if rows:
-        return Target(rows, "phrase")
+    for matcher in matchers(recall, target):
+        rows = [r for r in matching_memories(storage, tenant_id, matcher, states) if in_scope(r)]
+        if rows:
+            return Target(rows, matcher.kind)
     if allow_semantic and ACTIVE in states:
         now = time.time()
         hits = recall.search(

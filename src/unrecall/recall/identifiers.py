@@ -16,8 +16,6 @@ from dataclasses import dataclass
 import phonenumbers
 from stdnum import iban, luhn
 
-from unrecall.recall.lexical import normalize
-
 
 @dataclass(frozen=True)
 class Identifier:
@@ -129,7 +127,7 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
             add("path", f"path:{path}", m.start(), m.end())
     for m in _TICKET.finditer(text):
         prefix, sep, digits = m.groups()
-        if free(m.start(), m.end()) and (prefix.isupper() or sep in "-#_" and sep):
+        if free(m.start(), m.end()) and (prefix.isupper() or (sep != "" and sep in "-#_")):
             add("ticket", f"ticket:{prefix.upper()}-{digits}", m.start(), m.end())
     for m in _DOMAIN.finditer(text):
         if free(m.start(), m.end()) and m.group(2).casefold() in _TLDS | _cc():
@@ -167,5 +165,5 @@ def query_keys(query: str, region: str = "US") -> set[str]:
     found = keys(query, region)
     bare = query.strip()
     if _BARE.match(bare) and not found:
-        found.add(f"handle:{normalize(bare.lstrip('@'))}")
+        found.add(f"handle:{bare.lstrip('@').casefold()}")
     return found

@@ -13,6 +13,9 @@ import hashlib
 import re
 import unicodedata
 
+from unrecall.recall.identifiers import keys as identifier_keys
+from unrecall.recall.names import name_keys
+
 _WORD = re.compile(r"\w+")
 # An identifier-like run: words joined by @ . - / + : with no space, so that
 # "alice@acme.io" is one token and never equals "alice.smith@acme.io".
@@ -106,6 +109,11 @@ def is_too_broad(tokens: list[str]) -> bool:
     return all(t in STOPWORDS for t in tokens)
 
 
+def text_keys(text: str) -> set[str]:
+    """Canonical identifier and name keys of a text (see ``identifiers``, ``names``)."""
+    return identifier_keys(text) | name_keys(text)
+
+
 class TermHasher:
     """Turns words into keyed digests for the full-text index."""
 
@@ -116,9 +124,16 @@ class TermHasher:
         """The 16-hex-digit keyed digest of one normalised word."""
         return hashlib.blake2b(word.encode(), key=self._key, digest_size=8).hexdigest()
 
+    def key(self, key: str) -> str:
+        """The digest of a canonical key (identifier or name), apart from words."""
+        return self.term("\x00" + key)
+
     def document(self, text: str) -> str:
-        """The space-joined digests of a text, as stored in the FTS5 table."""
-        return " ".join(self.term(w) for w in words(text))
+        """The space-joined digests of a text's words and canonical keys, as
+        stored in the FTS5 table."""
+        return " ".join(
+            [self.term(w) for w in words(text)] + [self.key(k) for k in sorted(text_keys(text))]
+        )
 
     def query_terms(self, text: str) -> list[str]:
         """Distinct digests of a query's words, in order of first use."""

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from unrecall.recall.embedder import Embedder
+from unrecall.recall.identifiers import query_keys
 from unrecall.recall.lexical import STOPWORDS, TermHasher, words
+from unrecall.recall.names import name_keys
 from unrecall.storage.base import MemoryRow, Storage
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
@@ -55,7 +57,11 @@ class Recall:
             for t in toks
             if t not in STOPWORDS and not (len(t) == 1 and t.isascii() and t.isalpha())
         ] or toks
-        return list(dict.fromkeys(self.hasher.term(t) for t in content))
+        terms = [self.hasher.term(t) for t in content]
+        # Canonical keys let "ALICE @ Acme.IO" or "Wang Xiaoming" meet the
+        # memory that wrote "alice@acme.io" or "王小明".
+        terms += [self.hasher.key(k) for k in sorted(query_keys(query) | name_keys(query))]
+        return list(dict.fromkeys(terms))
 
     def search(
         self,
