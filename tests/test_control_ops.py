@@ -279,10 +279,10 @@ def test_forgotten_value_can_be_told_again(fast_mem: Memory) -> None:
 
 def test_edit_keeps_provenance_and_supersedes_old(fast_mem: Memory) -> None:
     old = fast_mem.add(
-        "I live in Porto and work at Acme", user_id="u", metadata={"src": "chat"}
+        "I work at Acme in Porto", user_id="u", metadata={"src": "chat"}
     ).ids[0]
     sources = fast_mem.get(old, user_id="u").sources
-    report = fast_mem.edit(old, "I live in Porto and work at Initech", user_id="u")
+    report = fast_mem.edit(old, "I work at Initech in Porto", user_id="u")
     assert report.op == "edit" and report.ids == [old]
     (new,) = report.created
     item = fast_mem.get(new, user_id="u")
@@ -291,7 +291,7 @@ def test_edit_keeps_provenance_and_supersedes_old(fast_mem: Memory) -> None:
     assert item.state == "active"
     prev = fast_mem.get(old, user_id="u")
     assert prev.state == "superseded" and prev.superseded_by == new
-    assert recalled(fast_mem, "where do I work") == ["I live in Porto and work at Initech"]
+    assert recalled(fast_mem, "where do I work") == ["I work at Initech in Porto"]
     assert fast_mem.search("Acme", user_id="u", mode="lexical") == []
     with pytest.raises(InvalidInput):
         fast_mem.edit(old, "edits of superseded versions are refused", user_id="u")

@@ -14,11 +14,11 @@ from unrecall.control.audit import AuditLog
 from unrecall.control.targeting import (
     Target,
     looks_like_id,
-    phrase_turns,
-    query_tokens,
+    matching_turns,
     resolve,
 )
 from unrecall.errors import InvalidInput, NotFound
+from unrecall.recall.clauses import split_clauses
 from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE, RELEASED, STATES, SUPERSEDED, OpReport
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
@@ -75,7 +75,7 @@ class ControlPlane:
         metadata: dict[str, Any],
         expires_at: float | None,
     ) -> OpReport:
-        """Store turns and one memory per remembered turn, indexed."""
+        """Store turns and, per remembered turn, one memory per clause, indexed."""
         with self.storage.transaction():
             created: list[MemoryRow] = []
             turn_ids: list[str] = []
@@ -84,17 +84,21 @@ class ControlPlane:
                 self.storage.index_turn(turn, self.recall.hasher.document(turn.text))
                 turn_ids.append(turn.uid)
                 if nt.remember:
-                    created.append(
+                    # One memory per clause, so one fact can be superseded or
+                    # purged while its neighbour in the sentence stays.
+                    clauses = split_clauses(nt.text)
+                    created += [
                         self._derive(
                             tenant,
-                            nt.text,
-                            kind,
+                            clause,
+                            kind if len(clauses) == 1 else "clause",
                             [turn.id],
                             at,
                             expires_at,
                             {**metadata, "role": nt.role},
                         )
-                    )
+                        for clause in clauses
+                    ]
             self.recall.index_memories(created)
             ids = [m.uid for m in created]
             self.audit.record(
@@ -219,13 +223,12 @@ class ControlPlane:
                 self.storage, self.recall, tenant.id, target, STATES, False, tenant.covers
             )
             extra: list[TurnRow] = []
-            if found.match in ("phrase", "none") and not looks_like_id(target.strip()):
+            if found.match != "id" and not looks_like_id(target.strip()):
                 # turns that still say it, e.g. after an update took it out of
-                # the memory: a phrase is purged from turns even when no
-                # memory says it any more
+                # the memory: what a query names is purged from turns even
+                # when no memory says it any more
                 extra = self._scoped_turns(
-                    tenant,
-                    phrase_turns(self.storage, self.recall, tenant.id, query_tokens(target)),
+                    tenant, matching_turns(self.storage, self.recall, tenant.id, target)
                 )
             if extra and found.match == "none":
                 found = Target([], "phrase")

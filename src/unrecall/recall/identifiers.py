@@ -160,10 +160,15 @@ def query_keys(query: str, region: str = "US") -> set[str]:
     """Canonical keys a target query names, forgiving obfuscation.
 
     Besides the identifiers ``extract`` finds, a query that is one bare
-    token (``alice_w``, ``@alice_w``) also names the handle of that name.
+    token (``alice_w``, ``@alice_w``) also names the handle of that name, and
+    one that is only a prefix and a number (``tkt 100``) names the ticket.
     """
     found = keys(query, region)
     bare = query.strip()
+    # A query that is only "tkt 100" can mean nothing but the ticket.
+    ticket = re.fullmatch(r"([A-Za-z]{2,6})[-#_ ]?(\d{2,})", bare)
+    if ticket and not found - {f"number:{ticket.group(2)}"}:
+        return {f"ticket:{ticket.group(1).upper()}-{ticket.group(2)}"}
     if _BARE.match(bare) and not found:
         found.add(f"handle:{bare.lstrip('@').casefold()}")
     return found

@@ -1,0 +1,102 @@
+"""Issue #3 precision through the public API: identifiers in any surface form,
+names across scripts, clause-level memories and entity-scoped forgetting."""
+
+from __future__ import annotations
+
+import pytest
+
+from unrecall import Memory
+
+
+def texts(mem: Memory, user: str = "u") -> list[str]:
+    return [m.text for m in mem.get_all(user_id=user)]
+
+
+def blob(mem: Memory, query: str, k: int = 5) -> str:
+    return " | ".join(h.text for h in mem.search(query, user_id="u", k=k)).casefold()
+
+
+@pytest.mark.parametrize(
+    ("stored", "query", "lookalike"),
+    [
+        ("My email is alice@acme.io", "ALICE @ Acme.IO", "Bob's email is alice.smith@acme.io"),
+        ("Reach me at alice+promo@acme.io", '"alice@acme.io"', "Also malice@acme.io exists"),
+        ("My cell is (415) 555-0132", "+1 415.555.0132", "Office line (415) 555-0133"),
+        ("Card on file 4111 1111 1111 1111", "4111-1111-1111-1111", "Old card 4012888888881881"),
+        (
+            "IBAN DE89 3704 0044 0532 0130 00",
+            "de89370400440532013000",
+            "IBAN GB82WEST12345698765432",
+        ),
+        ("Ticket TKT-100 is open", "tkt 100", "Ticket TKT-1000 is open"),
+        ("Config lives in /etc/app/conf", "/etc/app/conf/", "Backup in /etc/app/conf.bak"),
+        ("My site is example.com", "EXAMPLE.COM", "Her site is example.com.uk"),
+        ("Follow me at @alice_w", "alice_w", "Follow @alice_wu too"),
+    ],
+)
+def test_purge_any_surface_form_keeps_lookalikes(
+    fast_mem: Memory, stored: str, query: str, lookalike: str
+) -> None:
+    fast_mem.add(stored, user_id="u")
+    fast_mem.add(lookalike, user_id="u")
+    report = fast_mem.purge(query, user_id="u")
+    assert report.count == 1 and report.match == "identifier"
+    assert texts(fast_mem) == [lookalike]
+    assert fast_mem.verify_erased([stored]).clean
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("王小明 lives in Shanghai", "Wang Xiaoming"),
+        ("Zoya Ivanova lives in Kazan", "Зоя Иванова"),
+        ("김민준 is my dentist", "Kim Minjun"),
+        ("Ελένη Παππά teaches piano", "Eleni Pappa"),
+        ("José Núñez fixed the roof", "Jose Nunez"),
+    ],
+)
+def test_names_match_across_scripts(mem: Memory, stored: str, query: str) -> None:
+    mem.add(stored, user_id="u")
+    mem.add("Maria Lopez lives in Quito", user_id="u")
+    assert stored.casefold() in blob(mem, query, 1)
+    report = mem.purge(query, user_id="u")
+    assert report.match == "entity" and report.count == 1
+    assert texts(mem) == ["Maria Lopez lives in Quito"]
+
+
+def test_entity_forget_keeps_shared_attributes_and_lookalike_words(fast_mem: Memory) -> None:
+    for text in [
+        "Frank lives in Lisbon",
+        "Frank works at Globex",
+        "Grace lives in Lisbon",
+        "Grace works at Globex",
+        "We had a frank discussion about budgets",
+    ]:
+        fast_mem.add(text, user_id="u")
+    report = fast_mem.purge("everything about Frank", user_id="u")
+    assert report.match == "entity" and report.count == 2
+    assert texts(fast_mem) == [
+        "Grace lives in Lisbon",
+        "Grace works at Globex",
+        "We had a frank discussion about budgets",
+    ]
+
+
+def test_compound_fact_loses_only_the_targeted_clause(mem: Memory) -> None:
+    mem.add("Henry's phone is 415-555-0199 and his email is henry@example.org", user_id="u")
+    report = mem.purge("415-555-0199", user_id="u")
+    assert report.count == 1
+    assert texts(mem) == ["Henry's email is henry@example.org"]
+    assert "henry@example.org" in blob(mem, "What is Henry's email?")
+    assert mem.verify_erased(["415-555-0199"]).clean
+    # the source turn was redacted to what survives, not deleted
+    (turn,) = mem.export(user_id="u")["turns"]
+    assert turn["text"] == "Henry's email is henry@example.org"
+
+
+def test_compound_fact_supersede_keeps_the_other_clause(mem: Memory) -> None:
+    mem.add("User lives in Berlin and works at Stripe", user_id="u")
+    mem.supersede("Berlin", "User lives in Munich", user_id="u")
+    assert "stripe" in blob(mem, "Where does the user work?")
+    assert "berlin" not in blob(mem, "Where does the user live?")
+    assert "munich" in blob(mem, "Where does the user live?")
