@@ -139,12 +139,19 @@ class Memory:
                 raise InvalidInput("ttl must be a positive number of seconds")
             expiry = time.time() + ttl
         session = None if session_id is None else check_id(session_id, "session_id")
-        tenant = self._tenant(user_id, agent_id, run_id, create=True)
-        assert tenant is not None
         kind = "note" if isinstance(messages, str) else "message"
-        return self.control.add(
-            tenant, turns, kind=kind, session_id=session, at=at, metadata=meta, expires_at=expiry
-        )
+        with self.storage.transaction():  # a failed first write leaves no tenant row
+            tenant = self._tenant(user_id, agent_id, run_id, create=True)
+            assert tenant is not None
+            return self.control.add(
+                tenant,
+                turns,
+                kind=kind,
+                session_id=session,
+                at=at,
+                metadata=meta,
+                expires_at=expiry,
+            )
 
     def _turns(self, messages: str | Sequence[dict[str, str]]) -> list[NewTurn]:
         if isinstance(messages, str):
@@ -267,6 +274,10 @@ class Memory:
         ]
 
     # -- control plane --------------------------------------------------------
+    def _target(self, target: Any) -> str:
+        """A memory id or query: a valid text, like every other input."""
+        return check_text(target, "target", self.max_text_chars)
+
     def update(
         self, memory_id: str, text: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> OpReport:
@@ -302,11 +313,13 @@ class Memory:
     ) -> OpReport:
         """Store ``new_text`` as the current value; what ``target`` names
         (see ``control.targeting``) leaves recall but stays in history."""
+        target = self._target(target)
         new_text = check_text(new_text, "new_text", self.max_text_chars)
         at = check_time(timestamp, "timestamp") or time.time()
-        tenant = self._tenant(user_id, agent_id, None, create=True)
-        assert tenant is not None
-        return self.control.supersede(tenant, target, new_text, at)
+        with self.storage.transaction():  # a failed first write leaves no tenant row
+            tenant = self._tenant(user_id, agent_id, None, create=True)
+            assert tenant is not None
+            return self.control.supersede(tenant, target, new_text, at)
 
     def edit(
         self,
@@ -324,7 +337,7 @@ class Memory:
         self, target: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> OpReport:
         """Take what ``target`` names out of recall, reversibly (``restore``)."""
-        return self.control.release(self._existing(user_id, agent_id, None), target)
+        return self.control.release(self._existing(user_id, agent_id, None), self._target(target))
 
     def restore(
         self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
@@ -337,7 +350,7 @@ class Memory:
     ) -> OpReport:
         """Hard-delete what ``target`` names, in every state and every copy
         (turns, indexes, WAL). Matches by id or exact phrase only."""
-        return self.control.purge(self._existing(user_id, agent_id, None), target)
+        return self.control.purge(self._existing(user_id, agent_id, None), self._target(target))
 
     def set_expiry(
         self,

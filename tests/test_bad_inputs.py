@@ -1,0 +1,312 @@
+"""Bad inputs are refused with a clear error that never echoes the offending
+text, and the store is left exactly as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import snapshot
+
+from unrecall import InvalidInput, Memory, NotFound, UnrecallError
+
+SQL = "'; DROP TABLE memories; --"
+BIG = "big " * 250_000  # 1 MB
+SURROGATE = "my pin is 4471 \ud800 ok"
+NUL = "my pin is 4471 \x00 ok"
+UNKNOWN = "m_" + "0" * 20
+UNKNOWN_TURN = "t_" + "0" * 20
+
+
+@dataclass
+class Ctx:
+    mem: Memory
+    a_active: str
+    a_released: str
+    a_superseded: str
+    a_turn: str
+    b_active: str
+    b_turn: str
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> Iterator[Ctx]:
+    with Memory(tmp_path / "bad.db", embedder="hashing") as mem:
+        rep = mem.add("alpha tenant likes green tea", user_id="a")
+        released = mem.add("alpha one-time code 5521", user_id="a").ids[0]
+        mem.release(released, user_id="a")
+        old = mem.add("alpha uses Chrome", user_id="a").ids[0]
+        mem.supersede(old, "alpha uses Brave", user_id="a")
+        b = mem.add("beta tenant likes coffee", user_id="b")
+        yield Ctx(
+            mem, rep.ids[0], released, old, rep.detail["turns"][0], b.ids[0], b.detail["turns"][0]
+        )
+
+
+def state(c: Ctx) -> dict[str, Any]:
+    hits = [h.to_dict() for h in c.mem.search("tenant likes", user_id="a", k=10)]
+    return {"a": snapshot(c.mem, "a"), "b": snapshot(c.mem, "b"), "hits": hits}
+
+
+def content(c: Ctx) -> dict[str, Any]:
+    """What is remembered (a no-op operation still leaves an audit event)."""
+    full = state(c)
+    return {
+        "a": (full["a"]["memories"], full["a"]["turns"]),
+        "b": (full["b"]["memories"], full["b"]["turns"]),
+        "hits": full["hits"],
+    }
+
+
+def refused(
+    c: Ctx,
+    call: Callable[[], object],
+    offending: str | None = None,
+    errors: tuple[type[Exception], ...] = (InvalidInput, NotFound),
+) -> str:
+    """Run ``call``; it must raise one of ``errors``, say nothing of
+    ``offending`` and change nothing. Returns the message."""
+    before = state(c)
+    with pytest.raises(errors) as err:
+        call()
+    message = str(err.value)
+    assert message.strip() and len(message) < 300
+    if offending is not None:
+        assert offending not in message
+        for part in offending.split():
+            if len(part) >= 4:
+                assert part not in message, part
+    assert state(c) == before
+    assert c.mem.verify_audit().ok
+    return message
+
+
+BAD_TEXTS = [
+    pytest.param("", id="empty"),
+    pytest.param("   \n\t ", id="whitespace"),
+    pytest.param(BIG, id="1MB"),
+    pytest.param(SURROGATE, id="lone-surrogate"),
+    pytest.param(NUL, id="nul"),
+]
+
+
+@pytest.mark.parametrize("text", BAD_TEXTS)
+def test_bad_texts_are_refused_everywhere(ctx: Ctx, text: str) -> None:
+    mem, a = ctx.mem, "a"
+    calls: list[Callable[[], object]] = [
+        lambda: mem.add(text, user_id=a),
+        lambda: mem.add(
+            [{"role": "user", "content": "fine"}, {"role": "user", "content": text}], user_id=a
+        ),
+        lambda: mem.add([{"role": "user", "content": text}], user_id=a),
+        lambda: mem.search(text, user_id=a),
+        lambda: mem.update(ctx.a_active, text, user_id=a),
+        lambda: mem.edit(ctx.a_active, text, user_id=a),
+        lambda: mem.supersede("green tea", text, user_id=a),
+        lambda: mem.add("fine text", user_id=text),
+        lambda: mem.add("fine text", user_id=a, agent_id=text),
+        lambda: mem.add("fine text", user_id=a, session_id=text),
+        lambda: mem.release(text, user_id=a),
+        lambda: mem.purge(text, user_id=a),
+        lambda: mem.supersede(text, "fine text", user_id=a),
+        lambda: mem.supersede(text, "fine text", user_id="newcomer"),
+    ]
+    for call in calls:
+        refused(ctx, call, text if text.strip() else None, errors=(InvalidInput,))
+
+
+def test_surrogate_and_nul_messages_give_the_position(ctx: Ctx) -> None:
+    msg = refused(ctx, lambda: ctx.mem.add(SURROGATE, user_id="a"), SURROGATE)
+    assert "surrogate" in msg and str(SURROGATE.index("\ud800")) in msg
+    msg = refused(ctx, lambda: ctx.mem.add(NUL, user_id="a"), NUL)
+    assert "NUL" in msg and str(NUL.index("\x00")) in msg
+    msg = refused(ctx, lambda: ctx.mem.add(BIG, user_id="a"), BIG[:40])
+    assert "1000000" in msg and "32000" in msg
+
+
+def test_a_store_can_allow_long_texts(tmp_path: Path) -> None:
+    long = "long " * 40_000  # 200 kB
+    with Memory(tmp_path / "long.db", embedder="hashing", max_text_chars=300_000) as mem:
+        mid = mem.add(long + " needle", user_id="u").ids[0]
+        assert mem.get(mid, user_id="u").text == long + " needle"
+        assert [h.id for h in mem.search("needle", user_id="u", mode="lexical")] == [mid]
+
+
+def test_sql_quotes_are_plain_data(ctx: Ctx) -> None:
+    mem = ctx.mem
+    for call in (
+        lambda: mem.get(SQL, user_id="a"),
+        lambda: mem.update(SQL, "x", user_id="a"),
+        lambda: mem.delete(SQL, user_id="a"),
+        lambda: mem.edit(SQL, "x", user_id="a"),
+        lambda: mem.restore(SQL, user_id="a"),
+        lambda: mem.set_expiry(SQL, None, user_id="a"),
+        lambda: mem.get(ctx.a_active, user_id=SQL),
+        lambda: mem.update(ctx.a_active, "x", user_id=SQL),
+    ):
+        refused(ctx, call, SQL, errors=(NotFound,))
+    before = content(ctx)
+    for op in (mem.purge, mem.release):
+        report = op(SQL, user_id="a")
+        assert report.match == "none" and report.ids == []
+    assert mem.search(SQL, user_id="a", mode="lexical") == []
+    assert content(ctx) == before
+    # stored verbatim when it is the text, and found again
+    mid = mem.add(SQL, user_id=SQL).ids[0]
+    assert mem.get(mid, user_id=SQL).text == SQL
+    assert [h.id for h in mem.search("drop table", user_id=SQL)] == [mid]
+    assert mem.purge("DROP TABLE memories", user_id=SQL).ids == [mid]
+    assert len(mem.get_all(user_id="a")) == 2
+
+
+@pytest.mark.parametrize("target", ['"', "NEAR(", "*", "AND", "-", "foo OR", "col:x", "^"])
+def test_fts_syntax_in_targets_is_harmless(ctx: Ctx, target: str) -> None:
+    before = content(ctx)
+    for op in (ctx.mem.purge, ctx.mem.release):
+        try:
+            report = op(target, user_id="a")
+        except InvalidInput as err:  # a target without any (uncommon) word
+            assert "target" in str(err)
+        else:
+            assert report.ids == [] and report.match == "none"
+    assert content(ctx) == before
+
+
+def test_unknown_ids_are_not_found(ctx: Ctx) -> None:
+    mem = ctx.mem
+    for call in (
+        lambda: mem.get(UNKNOWN, user_id="a"),
+        lambda: mem.update(UNKNOWN, "x", user_id="a"),
+        lambda: mem.delete(UNKNOWN, user_id="a"),
+        lambda: mem.delete(UNKNOWN_TURN, user_id="a"),
+        lambda: mem.edit(UNKNOWN, "x", user_id="a"),
+        lambda: mem.restore(UNKNOWN, user_id="a"),
+        lambda: mem.set_expiry(UNKNOWN, None, user_id="a"),
+    ):
+        refused(ctx, call, errors=(NotFound,))
+    refused(ctx, lambda: mem.delete("my pin 4471", user_id="a"), "my pin 4471", (NotFound,))
+    # operations on a tenant that does not exist
+    for call in (
+        lambda: mem.get(ctx.a_active, user_id="ghost"),
+        lambda: mem.update(ctx.a_active, "x", user_id="ghost"),
+        lambda: mem.delete(ctx.a_active, user_id="ghost"),
+        lambda: mem.purge("green tea", user_id="ghost"),
+        lambda: mem.release("green tea", user_id="ghost"),
+        lambda: mem.restore(ctx.a_released, user_id="ghost"),
+    ):
+        refused(ctx, call, errors=(NotFound,))
+    assert mem.storage.tenant("user:ghost", False) is None
+
+
+def test_ids_of_another_tenant_are_not_found(ctx: Ctx) -> None:
+    mem = ctx.mem
+    for call in (
+        lambda: mem.get(ctx.a_active, user_id="b"),
+        lambda: mem.update(ctx.a_active, "hijacked", user_id="b"),
+        lambda: mem.delete(ctx.a_active, user_id="b"),
+        lambda: mem.delete(ctx.a_turn, user_id="b"),
+        lambda: mem.edit(ctx.a_active, "hijacked", user_id="b"),
+        lambda: mem.restore(ctx.a_released, user_id="b"),
+        lambda: mem.set_expiry(ctx.a_active, 0, user_id="b"),
+        lambda: mem.get(ctx.b_active, user_id="a"),
+        lambda: mem.delete(ctx.b_turn, user_id="a"),
+    ):
+        msg = refused(ctx, call, "hijacked", errors=(NotFound,))
+        assert "tenant" in msg
+    before = content(ctx)
+    assert mem.purge(ctx.a_active, user_id="b").match == "none"
+    assert mem.release(ctx.a_active, user_id="b").match == "none"
+    assert mem.history(ctx.a_active, user_id="b") == []
+    assert content(ctx) == before
+
+
+BAD_TTL = [0, -5, "10", float("nan"), float("inf"), True, [], -0.0]
+BAD_K = [0, -1, 1001, "5", True, 2.5, None]
+
+
+@pytest.mark.parametrize("ttl", BAD_TTL, ids=repr)
+def test_bad_ttl(ctx: Ctx, ttl: Any) -> None:
+    msg = refused(ctx, lambda: ctx.mem.add("fine", user_id="a", ttl=ttl))
+    assert "ttl" in msg
+
+
+@pytest.mark.parametrize("k", BAD_K, ids=repr)
+def test_bad_k(ctx: Ctx, k: Any) -> None:
+    msg = refused(ctx, lambda: ctx.mem.search("tea", user_id="a", k=k))
+    assert "k must be" in msg
+
+
+WRONG_TYPES: list[tuple[str, Callable[[Memory], object]]] = [
+    ("add-none", lambda m: m.add(None, user_id="a")),  # type: ignore[arg-type]
+    ("add-int", lambda m: m.add(123, user_id="a")),  # type: ignore[arg-type]
+    ("add-dict", lambda m: m.add({"role": "user", "content": "x"}, user_id="a")),  # type: ignore[arg-type]
+    ("add-empty-list", lambda m: m.add([], user_id="a")),
+    ("add-list-of-str", lambda m: m.add(["hello"], user_id="a")),  # type: ignore[list-item]
+    ("add-no-content", lambda m: m.add([{"role": "user"}], user_id="a")),
+    ("add-bad-role", lambda m: m.add([{"role": SQL, "content": "x"}], user_id="a")),
+    ("add-system-only", lambda m: m.add([{"role": "system", "content": "x"}], user_id="a")),
+    ("add-int-content", lambda m: m.add([{"role": "user", "content": 5}], user_id="a")),  # type: ignore[dict-item]
+    ("add-bytes", lambda m: m.add(b"bytes", user_id="a")),  # type: ignore[arg-type]
+    ("no-scope", lambda m: m.add("x")),
+    ("user-int", lambda m: m.add("x", user_id=123)),  # type: ignore[arg-type]
+    ("user-empty", lambda m: m.add("x", user_id="")),
+    ("user-newline", lambda m: m.add("x", user_id="a\nb")),
+    ("user-long", lambda m: m.add("x", user_id="u" * 300)),
+    ("run-int", lambda m: m.add("x", user_id="a", run_id=7)),  # type: ignore[arg-type]
+    ("meta-str", lambda m: m.add("x", user_id="a", metadata="x")),  # type: ignore[arg-type]
+    ("meta-int-key", lambda m: m.add("x", user_id="a", metadata={1: "x"})),  # type: ignore[dict-item]
+    ("meta-object", lambda m: m.add("x", user_id="a", metadata={"o": object()})),
+    ("meta-nan", lambda m: m.add("x", user_id="a", metadata={"n": float("nan")})),
+    ("timestamp-word", lambda m: m.add("x", user_id="a", timestamp="yesterday")),
+    ("timestamp-list", lambda m: m.add("x", user_id="a", timestamp=[])),
+    ("expires-nan", lambda m: m.add("x", user_id="a", expires_at=float("nan"))),
+    ("expires-bool", lambda m: m.add("x", user_id="a", expires_at=True)),
+    ("search-none", lambda m: m.search(None, user_id="a")),  # type: ignore[arg-type]
+    ("search-mode", lambda m: m.search("tea", user_id="a", mode="semantic")),
+    ("search-filters", lambda m: m.search("tea", user_id="a", filters="x")),  # type: ignore[arg-type]
+    ("search-no-scope", lambda m: m.search("tea")),
+    ("states-str", lambda m: m.get_all(user_id="a", states="active")),
+    ("states-bad", lambda m: m.get_all(user_id="a", states=["deleted"])),
+    ("states-none", lambda m: m.get_all(user_id="a", states=None)),  # type: ignore[arg-type]
+    ("history-none", lambda m: m.history(None, user_id="a")),  # type: ignore[arg-type]
+    ("delete-none", lambda m: m.delete(None, user_id="a")),  # type: ignore[arg-type]
+    ("delete-int", lambda m: m.delete(5, user_id="a")),  # type: ignore[arg-type]
+    ("purge-none", lambda m: m.purge(None, user_id="a")),  # type: ignore[arg-type]
+    ("release-int", lambda m: m.release(5, user_id="a")),  # type: ignore[arg-type]
+    ("supersede-none", lambda m: m.supersede(None, "new", user_id="a")),  # type: ignore[arg-type]
+    ("update-int-text", lambda m: m.update(UNKNOWN, 5, user_id="a")),  # type: ignore[arg-type]
+    ("get-int", lambda m: m.get(5, user_id="a")),  # type: ignore[arg-type]
+    ("restore-none", lambda m: m.restore(None, user_id="a")),  # type: ignore[arg-type]
+    ("set-expiry-word", lambda m: m.set_expiry(UNKNOWN, "never", user_id="a")),
+    ("expire-now-word", lambda m: m.expire(now="soon")),
+    ("verify-str", lambda m: m.verify_erased("secret")),  # type: ignore[arg-type]
+    ("verify-short", lambda m: m.verify_erased(["ab"])),
+    ("verify-int", lambda m: m.verify_erased([1234])),  # type: ignore[list-item]
+]
+
+
+@pytest.mark.parametrize("call", [c for _, c in WRONG_TYPES], ids=[n for n, _ in WRONG_TYPES])
+def test_wrong_types_are_refused(ctx: Ctx, call: Callable[[Memory], object]) -> None:
+    refused(ctx, lambda: call(ctx.mem), SQL)
+
+
+def test_errors_are_unrecall_errors(ctx: Ctx) -> None:
+    # callers can catch one base class (and still the builtin ones)
+    with pytest.raises(UnrecallError):
+        ctx.mem.add("", user_id="a")
+    with pytest.raises(ValueError):
+        ctx.mem.add("", user_id="a")
+    with pytest.raises(KeyError):
+        ctx.mem.get(UNKNOWN, user_id="a")
+    with pytest.raises(UnrecallError):
+        ctx.mem.get(UNKNOWN, user_id="a")
+
+
+def test_state_errors_name_the_id_not_the_text(ctx: Ctx) -> None:
+    msg = refused(ctx, lambda: ctx.mem.restore(ctx.a_active, user_id="a"), "green tea")
+    assert ctx.a_active in msg and "active" in msg
+    msg = refused(ctx, lambda: ctx.mem.edit(ctx.a_superseded, "x", user_id="a"), "Chrome")
+    assert ctx.a_superseded in msg and "superseded" in msg
