@@ -100,3 +100,20 @@ def test_compound_fact_supersede_keeps_the_other_clause(mem: Memory) -> None:
     assert "stripe" in blob(mem, "Where does the user work?")
     assert "berlin" not in blob(mem, "Where does the user live?")
     assert "munich" in blob(mem, "Where does the user live?")
+
+
+def test_paraphrased_supersede_reports_its_decision(mem: Memory) -> None:
+    for text in ["I work as a nurse at St Mary's hospital", "I have two cats", "I live in Leeds"]:
+        mem.add(text, user_id="u")
+    report = mem.supersede("my job", "Now employed as a data analyst at Monzo", user_id="u")
+    assert report.match == "semantic" and report.count == 1
+    assert mem.get(report.ids[0], user_id="u").text.startswith("I work as a nurse")
+    assert report.detail["taken"] == 1 and report.detail["top"] > report.detail["second"]
+    assert "nurse" not in blob(mem, "What is my job?")
+
+
+def test_unrelated_query_supersedes_nothing_even_with_a_similar_new_value(mem: Memory) -> None:
+    mem.add("I like jazz", user_id="u")
+    report = mem.supersede("zzqqxx", "I like rock", user_id="u")
+    assert report.match == "none" and report.detail["taken"] == 0
+    assert sorted(texts(mem)) == ["I like jazz", "I like rock"]

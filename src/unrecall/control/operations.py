@@ -154,7 +154,14 @@ class ControlPlane:
         """The new value wins: a new memory, the old ones leave recall."""
         with self.storage.transaction():
             found = resolve(
-                self.storage, self.recall, tenant.id, target, (ACTIVE,), True, tenant.covers
+                self.storage,
+                self.recall,
+                tenant.id,
+                target,
+                (ACTIVE,),
+                True,
+                tenant.covers,
+                hint=new_text,
             )
             turn = self.storage.add_turn(tenant.id, "user", new_text, None, at, {})
             self.storage.index_turn(turn, self.recall.hasher.document(new_text))
@@ -168,7 +175,7 @@ class ControlPlane:
                 [*ids, new.uid, turn.uid],
                 {"match": found.match, "count": len(ids)},
             )
-        return OpReport("supersede", ids, found.match, [new.uid], detail=_sim(found.similarity))
+        return OpReport("supersede", ids, found.match, [new.uid], detail=_decision(found))
 
     def edit(self, tenant: Tenant, uid: str, new_text: str) -> OpReport:
         """Partial supersede: a corrected version keeps the old one's sources."""
@@ -202,7 +209,7 @@ class ControlPlane:
             self.storage.set_state([r.id for r in found.rows], RELEASED, time.time())
             ids = [r.uid for r in found.rows]
             self.audit.record(tenant.key, "release", ids, {"match": found.match, "count": len(ids)})
-        return OpReport("release", ids, found.match, detail=_sim(found.similarity))
+        return OpReport("release", ids, found.match, detail=_decision(found))
 
     def restore(self, tenant: Tenant, uid: str) -> OpReport:
         """Bring a released memory back into recall."""
@@ -362,5 +369,10 @@ class ControlPlane:
         return row
 
 
-def _sim(similarity: float | None) -> dict[str, Any]:
-    return {} if similarity is None else {"similarity": similarity}
+def _decision(found: Target) -> dict[str, Any]:
+    """How a query target was resolved: similarity and the semantic stage's
+    decision (candidates, top and second score, how many taken)."""
+    detail: dict[str, Any] = dict(found.decision or {})
+    if found.similarity is not None:
+        detail["similarity"] = found.similarity
+    return detail

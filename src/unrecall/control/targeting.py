@@ -14,8 +14,9 @@ The rule, in order, stopping at the first that matches:
    contiguous run of *whole* tokens, after case, accent and Unicode folding.
    Identifiers are single tokens, so ``TKT-1000`` never contains ``TKT-100``.
 5. **semantic** - only for reversible operations (supersede, release): the
-   single best hybrid hit, if its cosine similarity to the query is at least
-   ``SEMANTIC_MIN``. A purge never targets by meaning alone.
+   best hybrid candidates by cosine similarity, how many decided from the
+   score distribution (see ``semantic``) and reported. A purge never
+   targets by meaning alone.
 6. **none** - nothing is affected and the report says so.
 
 Stages 2-4 search the states the operation may touch (a purge reaches
@@ -29,6 +30,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from unrecall.errors import InvalidInput
 from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.identifiers import query_keys
@@ -39,6 +42,13 @@ from unrecall.records import ACTIVE
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
 
 SEMANTIC_MIN = 0.5
+# A weaker best candidate still counts when it stands clearly above the rest.
+SEMANTIC_WEAK = 0.3
+SEMANTIC_GAP = 0.08
+SEMANTIC_MARGIN = 0.03
+SEMANTIC_MAX_TAKEN = 3
+HINT_WEIGHT = 0.9
+QUERY_FLOOR = 0.2
 _CANDIDATE_LIMIT = 100_000
 
 
@@ -49,6 +59,7 @@ class Target:
     rows: list[MemoryRow]
     match: str
     similarity: float | None = None
+    decision: dict[str, float | int] | None = None
 
 
 def looks_like_id(target: str, prefix: str = "m_") -> bool:
@@ -170,32 +181,6 @@ def matching_turns(storage: Storage, recall: Recall, tenant_id: int, target: str
     return []
 
 
-def phrase_memories(
-    storage: Storage, recall: Recall, tenant_id: int, tokens: list[str], states: tuple[str, ...]
-) -> list[MemoryRow]:
-    """Every memory in ``states`` that contains the token run."""
-    terms = recall.hasher.query_terms(" ".join(tokens))
-    rows: list[MemoryRow] = []
-    if ACTIVE in states:
-        hits = storage.lexical(tenant_id, terms, _CANDIDATE_LIMIT, require_all=True)
-        rows += storage.memories_by_id([mid for mid, _ in hits])
-    inactive = tuple(s for s in states if s != ACTIVE)
-    if inactive:  # not in the recall indexes: few, scanned directly
-        rows += storage.memories(tenant_id, inactive)
-    found = [r for r in rows if contains_phrase(compound_tokens(r.text), tokens)]
-    return sorted(found, key=lambda r: r.id)
-
-
-def phrase_turns(
-    storage: Storage, recall: Recall, tenant_id: int, tokens: list[str]
-) -> list[TurnRow]:
-    """Every source turn of the tenant that contains the token run."""
-    terms = recall.hasher.query_terms(" ".join(tokens))
-    hits = storage.lexical(tenant_id, terms, _CANDIDATE_LIMIT, require_all=True, turns=True)
-    turns = storage.turns_by_id([tid for tid, _ in hits])
-    return [t for t in turns if contains_phrase(compound_tokens(t.text), tokens)]
-
-
 def resolve(
     storage: Storage,
     recall: Recall,
@@ -204,8 +189,13 @@ def resolve(
     states: tuple[str, ...],
     allow_semantic: bool,
     scope: Callable[[MemoryRow], bool] | None = None,
+    hint: str | None = None,
 ) -> Target:
     """Apply the targeting rule of this module to one target.
+
+    ``hint`` is the text that will replace the target (a supersede's new
+    value): it names the same slot, so it helps the semantic stage find an
+    old fact the query paraphrases.
 
     ``scope`` (an agent / run narrowing inside the tenant) limits what a
     query may reach; an id names one memory exactly and is not narrowed.
@@ -224,15 +214,65 @@ def resolve(
         if rows:
             return Target(rows, matcher.kind)
     if allow_semantic and ACTIVE in states:
-        now = time.time()
-        hits = recall.search(
-            tenant_id,
-            target,
-            1,
-            accept=lambda r: (
-                r.state == ACTIVE and (r.expires_at is None or r.expires_at > now) and in_scope(r)
-            ),
-        )
-        if hits and hits[0].similarity is not None and hits[0].similarity >= SEMANTIC_MIN:
-            return Target([hits[0].row], "semantic", round(hits[0].similarity, 4))
+        return semantic(recall, tenant_id, target, in_scope, hint)
     return Target([], "none")
+
+
+def semantic(
+    recall: Recall,
+    tenant_id: int,
+    target: str,
+    in_scope: Callable[[MemoryRow], bool],
+    hint: str | None,
+) -> Target:
+    """The semantic stage: decide from the score distribution how many of
+    the best hybrid candidates to take, and report the decision.
+
+    A candidate's score is its cosine similarity to the query or, for a
+    supersede, to the new value (slightly discounted: sharing a slot is
+    weaker evidence than matching the request), counted only where the query
+    itself reaches ``QUERY_FLOOR``. The best candidate is taken if it
+    reaches ``SEMANTIC_MIN``, or ``SEMANTIC_WEAK`` with a lead of
+    ``SEMANTIC_GAP`` over the second (a clear winner); others only if they are within
+    ``SEMANTIC_MARGIN`` of it (near-duplicates of the same fact), at most
+    ``SEMANTIC_MAX_TAKEN``.
+    """
+    now = time.time()
+    hits = recall.search(
+        tenant_id,
+        target,
+        10,
+        accept=lambda r: (
+            r.state == ACTIVE and (r.expires_at is None or r.expires_at > now) and in_scope(r)
+        ),
+    )
+    if not hits:
+        return Target([], "none", decision={"candidates": 0})
+    probes = [target] + ([hint] if hint else [])
+    vecs = recall.embedder.embed(probes + [h.row.text for h in hits])
+    sims = vecs[len(probes) :] @ vecs[: len(probes)].T
+    scores = sims[:, 0] if not hint else np.maximum(sims[:, 0], HINT_WEIGHT * sims[:, 1])
+    # The new value alone cannot pick a target: the query must relate too.
+    scores = np.where(sims[:, 0] >= QUERY_FLOOR, scores, 0.0)
+    order = np.argsort(-scores, kind="stable")
+    top = float(scores[order[0]])
+    second = float(scores[order[1]]) if len(order) > 1 else 0.0
+    decision: dict[str, float | int] = {
+        "candidates": len(hits),
+        "top": round(top, 4),
+        "second": round(second, 4),
+    }
+    clear_winner = top >= SEMANTIC_WEAK and top - second >= SEMANTIC_GAP
+    if top < SEMANTIC_MIN and not clear_winner:
+        return Target([], "none", decision={**decision, "taken": 0})
+    taken = [
+        int(i)
+        for i in order[:SEMANTIC_MAX_TAKEN]
+        if scores[i] >= min(top, max(SEMANTIC_MIN, top - SEMANTIC_MARGIN))
+    ]
+    return Target(
+        [hits[i].row for i in taken],
+        "semantic",
+        round(top, 4),
+        {**decision, "taken": len(taken)},
+    )
