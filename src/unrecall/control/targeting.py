@@ -48,7 +48,8 @@ SEMANTIC_GAP = 0.08
 SEMANTIC_MARGIN = 0.03
 SEMANTIC_MAX_TAKEN = 3
 HINT_WEIGHT = 0.9
-QUERY_FLOOR = 0.2
+# MiniLM gives unrelated short texts cosines up to ~0.25; above that is signal.
+QUERY_FLOOR = 0.28
 _CANDIDATE_LIMIT = 100_000
 
 
@@ -101,7 +102,9 @@ class Matcher:
 
 def entity_keys(target: str) -> set[str]:
     """Name keys of a target that is a name and little else, else empty."""
-    found = mentions(target)
+    # A capitalised code such as "AA-10-2" is an identifier, not a name: as a
+    # name it would reach every look-alike that starts with "AA".
+    found = [m for m in mentions(target) if not any(c.isdigit() for c in target[m.start : m.end])]
     if not found:
         return set()
     rest = list(target)
