@@ -83,6 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("strings", nargs="*", help="strings to look for; '-' reads lines from stdin")
     cmd("audit", "verify the audit log's hash chain")
     sub.add_parser("demo", help="a scripted tour on a temporary store")
+    bench = sub.add_parser("bench", help="run a benchmark harness")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    from unrecall.bench.forgeteval_harness import add_arguments as forgeteval_arguments
+
+    forgeteval_arguments(
+        bench_sub.add_parser(
+            "forgeteval",
+            help="ForgetEval control-plane cases on unrecall and its peers",
+            description="ForgetEval control-plane cases on unrecall and its peers",
+        )
+    )
     return parser
 
 
@@ -181,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from unrecall.interfaces.demo import run_demo
 
         return run_demo()
+    if args.command == "bench":
+        from unrecall.bench.forgeteval_harness import run_cli
+
+        return run_cli(args)
     try:
         with Memory(args.db, embedder=args.embedder) as mem:
             result, status = _run(mem, args)
