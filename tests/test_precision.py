@@ -117,3 +117,24 @@ def test_unrelated_query_supersedes_nothing_even_with_a_similar_new_value(mem: M
     report = mem.supersede("zzqqxx", "I like rock", user_id="u")
     assert report.match == "none" and report.detail["taken"] == 0
     assert sorted(texts(mem)) == ["I like jazz", "I like rock"]
+
+
+def test_latest_dated_state_wins_a_supersede(mem: Memory) -> None:
+    mem.add("Since March 2023 I live in Porto", user_id="u")
+    report = mem.supersede("where I live", "In 2019 I lived in Lyon", user_id="u")
+    assert report.match == "older" and report.ids == []
+    assert texts(mem) == ["Since March 2023 I live in Porto"]
+    (old,) = mem.get_all(user_id="u", states=("superseded",))
+    assert old.text == "In 2019 I lived in Lyon"
+    report = mem.supersede("where I live", "Since 2025 I live in Oslo", user_id="u")
+    assert report.count == 1
+    assert texts(mem) == ["Since 2025 I live in Oslo"]
+
+
+def test_recursive_chain_keeps_only_the_final_state(mem: Memory) -> None:
+    mem.add("My browser is Chrome", user_id="u")
+    mem.supersede("Chrome", "My browser is Brave", user_id="u")
+    mem.supersede("Brave", "My browser is Chrome again", user_id="u")
+    assert "brave" not in blob(mem, "which browser?")
+    assert "brave" not in blob(mem, "Brave")
+    assert texts(mem) == ["My browser is Chrome again"]

@@ -19,6 +19,7 @@ from unrecall.control.targeting import (
 )
 from unrecall.errors import InvalidInput, NotFound
 from unrecall.recall.clauses import split_clauses
+from unrecall.recall.dates import latest_date
 from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE, RELEASED, STATES, SUPERSEDED, OpReport
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
@@ -167,7 +168,16 @@ class ControlPlane:
             self.storage.index_turn(turn, self.recall.hasher.document(new_text))
             kind = found.rows[0].kind if found.rows else "note"
             new = self._derive(tenant, new_text, kind, [turn.id], at, None, {"role": "user"})
-            self._retire(found.rows, new, at)
+            if _dated_before(new_text, found.rows):
+                # "In 2019 I lived in Lyon" after "Since 2023 I live in
+                # Porto": the later-dated state stays current; the new
+                # statement goes straight into history.
+                newest = max(found.rows, key=lambda r: latest_date(r.text) or (0, 0, 0))
+                self.storage.set_state([new.id], SUPERSEDED, at)
+                self.storage.set_superseded_by([new.id], newest.id)
+                found = Target([], "older", found.similarity, found.decision)
+            else:
+                self._retire(found.rows, new, at)
             ids = [r.uid for r in found.rows]
             self.audit.record(
                 tenant.key,
@@ -367,6 +377,14 @@ class ControlPlane:
         if row is None:
             raise NotFound(f"no memory {show_id(uid)} for this tenant")
         return row
+
+
+def _dated_before(new_text: str, rows: list[MemoryRow]) -> bool:
+    """True when the new statement is dated before every fact it targets."""
+    new_date = latest_date(new_text)
+    if new_date is None or not rows:
+        return False
+    return all((d := latest_date(r.text)) is not None and d > new_date for r in rows)
 
 
 def _decision(found: Target) -> dict[str, Any]:
