@@ -48,6 +48,7 @@ SEMANTIC_GAP = 0.08
 SEMANTIC_MARGIN = 0.03
 SEMANTIC_MAX_TAKEN = 3
 HINT_WEIGHT = 0.9
+NEAR_DUPLICATE = 0.85
 # MiniLM gives unrelated short texts cosines up to ~0.25; above that is signal.
 QUERY_FLOOR = 0.28
 _CANDIDATE_LIMIT = 100_000
@@ -236,9 +237,9 @@ def semantic(
     weaker evidence than matching the request), counted only where the query
     itself reaches ``QUERY_FLOOR``. The best candidate is taken if it
     reaches ``SEMANTIC_MIN``, or ``SEMANTIC_WEAK`` with a lead of
-    ``SEMANTIC_GAP`` over the second (a clear winner); others only if they are within
-    ``SEMANTIC_MARGIN`` of it (near-duplicates of the same fact), at most
-    ``SEMANTIC_MAX_TAKEN``.
+    ``SEMANTIC_GAP`` over the second (a clear winner); others only if they
+    score within ``SEMANTIC_MARGIN`` of it and restate it (cosine to it of
+    at least ``NEAR_DUPLICATE``), at most ``SEMANTIC_MAX_TAKEN``.
     """
     now = time.time()
     hits = recall.search(
@@ -268,10 +269,15 @@ def semantic(
     clear_winner = top >= SEMANTIC_WEAK and top - second >= SEMANTIC_GAP
     if top < SEMANTIC_MIN and not clear_winner:
         return Target([], "none", decision={**decision, "taken": 0})
-    taken = [
+    cands = vecs[len(probes) :]
+    best = int(order[0])
+    # Beyond the best, only restatements of the same fact (near-duplicates
+    # of it, nearly as close to the request) go too.
+    taken = [best] + [
         int(i)
-        for i in order[:SEMANTIC_MAX_TAKEN]
-        if scores[i] >= min(top, max(SEMANTIC_MIN, top - SEMANTIC_MARGIN))
+        for i in order[1:SEMANTIC_MAX_TAKEN]
+        if scores[i] >= max(SEMANTIC_MIN, top - SEMANTIC_MARGIN)
+        and float(cands[i] @ cands[best]) >= NEAR_DUPLICATE
     ]
     return Target(
         [hits[i].row for i in taken],

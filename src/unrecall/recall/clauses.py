@@ -14,16 +14,32 @@ from __future__ import annotations
 import re
 
 _VERBS = frozenset(
-    """is are was were am be been has have had 's 're lives lived live works worked work
-    likes liked like loves loved love prefers preferred prefer uses used use drives drove
-    drive owns owned own studies studied study moved moves plays played play speaks spoke
-    wants wanted needs needed eats ate drinks drank takes took goes went born teaches taught
-    runs ran manages managed leads led visits visited visit stays stayed rents rented
-    hates hated enjoys enjoyed keeps kept got gets bought buys sold sells reads read writes
-    wrote joined joins left leaves started starts finished finishes called calls became
-    becomes earns earned pays paid costs cost holds held""".split()
+    """is are was were am be been has have had 's 're 'm 've 'd lives lived live works worked
+    work likes liked like loves loved love prefers preferred prefer uses used use drives drove
+    drive owns owned own studies studied study moved moves move plays played play speaks
+    spoke speak wants wanted want needs needed need eats ate eat drinks drank drink takes
+    took take goes went go born teaches taught teach runs ran run manages managed manage
+    leads led lead visits visited visit stays stayed stay rents rented rent hates hated hate
+    enjoys enjoyed enjoy keeps kept keep got gets get bought buys buy sold sells sell reads
+    read writes wrote write joined joins join left leaves leave started starts start
+    finished finishes finish called calls call became becomes become earns earned earn pays
+    paid pay costs cost holds held hold sees saw see meets met meet shipped ships ship
+    arrived arrives arrive opened opens open closed closes close expires expired expire
+    renews renewed renew begins began begin ends ended end sleeps slept sleep wakes woke
+    wake feels felt feel knows knew know thinks thought think gave gives give makes made
+    make does did do can could will would should must may might send sent sends book
+    booked cancel cancelled remind reminded order ordered""".split()
+)
+# Titles and abbreviations whose period does not end a sentence.
+_ABBREVIATIONS = re.compile(
+    r"\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mt|Ave|Rd|No|vs|etc|approx|e\.g|i\.e)\.$", re.IGNORECASE
 )
 _SUBJECT_PRONOUNS = {"he", "she", "they", "it"}
+# A piece opening with one of these has its own subject: "I see my therapist".
+_CLAUSE_OPENERS = frozenset(
+    "i i'm i've i'd i'll we we're we've we'd we'll you you're he he's she she's they "
+    "they're it it's my our his her their".split()
+)
 _POSSESSIVES = {"his", "her", "their", "its"}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“'(])")
 _JOINER = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
@@ -36,6 +52,28 @@ def _tokens(text: str) -> list[str]:
 
 def _verb_at(tokens: list[str]) -> int | None:
     return next((i for i, t in enumerate(tokens) if t in _VERBS), None)
+
+
+def _is_clause(piece: str) -> bool:
+    """A piece that can stand alone: it has a verb or opens with a subject."""
+    toks = _tokens(piece)
+    return bool(toks) and (
+        _verb_at(toks) is not None
+        or toks[0] in _CLAUSE_OPENERS
+        or any(t.endswith(("'re", "'m")) for t in toks)
+        or any(len(t) > 4 and t.endswith("ed") for t in toks)
+    )
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences, without breaking after titles such as "Dr." or "Mrs."."""
+    out: list[str] = []
+    for part in _SENTENCE.split(text.strip()):
+        if out and _ABBREVIATIONS.search(out[-1]):
+            out[-1] = f"{out[-1]} {part}"
+        else:
+            out.append(part)
+    return out
 
 
 def _subject(clause: str) -> tuple[str, str | None]:
@@ -75,9 +113,9 @@ def split_clauses(text: str) -> list[str]:
     """Independent clauses of ``text``, each able to stand alone; a text with
     a single clause comes back unchanged as a one-element list."""
     out: list[str] = []
-    for sentence in _SENTENCE.split(text.strip()):
+    for sentence in _sentences(text):
         pieces = [p for p in _JOINER.split(sentence) if p and p.strip()]
-        if len(pieces) < 2 or any(_verb_at(_tokens(p)) is None for p in pieces):
+        if len(pieces) < 2 or not all(_is_clause(p) for p in pieces):
             out.append(sentence.strip())
             continue
         subject, owner = _subject(pieces[0])

@@ -51,6 +51,8 @@ _HANDLE = re.compile(r"(?<![\w.@])@([A-Za-z0-9_](?:[A-Za-z0-9_.]{0,28}[A-Za-z0-9
 _PATH = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?(?:/[\w.-]+)+/?|\b[A-Za-z]:\\(?:[\w.-]+\\?)+")
 _TICKET = re.compile(r"(?<![\w-])([A-Za-z]{2,6})([-#_ ]?)(\d{2,})(?![\w-])")
 _DOMAIN = re.compile(r"(?<![\w@.-])((?:[a-z0-9-]+\.)+([a-z]{2,24}))(?![\w-]|\.\w)", re.IGNORECASE)
+# Serials, passport and licence numbers: letters and digits mixed, no spaces.
+_CODE = re.compile(r"(?<![\w-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{5,23}(?![\w-])")
 _NUMBER = re.compile(r"(?<![\w.,-])\d{4,}(?![\w]|[.,]\d)")
 _BARE = re.compile(r"^@?[\w][\w.-]*$")
 
@@ -129,6 +131,11 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
         prefix, sep, digits = m.groups()
         if free(m.start(), m.end()) and (prefix.isupper() or (sep != "" and sep in "-#_")):
             add("ticket", f"ticket:{prefix.upper()}-{digits}", m.start(), m.end())
+            if sep == " " and len(digits) >= 4:  # "PIN 8830" may be a label and a number
+                found.append(Identifier("number", f"number:{digits}", m.start(), m.end()))
+    for m in _CODE.finditer(text):
+        if free(m.start(), m.end()):
+            add("code", f"code:{m.group(0).upper()}", m.start(), m.end())
     for m in _DOMAIN.finditer(text):
         if free(m.start(), m.end()) and m.group(2).casefold() in _TLDS | _cc():
             host = m.group(1).casefold().removeprefix("www.")
