@@ -46,7 +46,9 @@ from unrecall.bench.cases import (
     load_cases,
 )
 from unrecall.bench.peers import (
+    COMPOSITION_NOTE,
     DEFAULT_SYSTEMS,
+    NOTES,
     SYSTEMS,
     Adapter,
     PeerUnavailable,
@@ -431,6 +433,12 @@ def render_markdown(report: BenchReport, chart: str | None = "forgeteval.png") -
         lines.append("")
     if chart:
         lines += [f"![ForgetEval pass rate per family / category]({chart})", ""]
+    lines += ["How each system runs (ms/case covers reset, inscribes, mutations, the final "
+              "query and the forbidden-string probes):", ""]  # fmt: skip
+    lines += [f"- **{r.name}**: {NOTES.get(r.name, 'custom adapter.')}" for r in report.systems]
+    if any(r.name in ("langgraph", "mem0", "chroma") for r in report.systems):
+        lines.append(f"- {COMPOSITION_NOTE}")
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -583,6 +591,9 @@ def run_cli(args: argparse.Namespace) -> int:
         return 2
     if args.limit is not None and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)
+        return 2
+    if args.k < 1 or args.size < 0:
+        print("error: -k must be at least 1 and --size not negative", file=sys.stderr)
         return 2
     try:
         suites, sources = _load_suites(args)

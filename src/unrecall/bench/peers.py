@@ -6,12 +6,12 @@ peers have no forgetting primitives of their own, so, as the paper's shipped
 adapters do, the control-plane methods are composed from the store's own
 search and delete (and add):
 
-* the facts a query *names* are every hit among the store's top
-  ``MATCH_POOL`` for that query whose text contains the query (casefolded),
-  or, when none does, the single best hit;
-* ``supersede(old_q, new)`` deletes what ``old_q`` names, then adds ``new``;
-* ``release(q)`` and ``purge(q)`` delete what ``q`` names (none of the peers
-  has a reversible delete, so a release is a delete too).
+* ``supersede(old_q, new)`` is "delete(best_match(old_q)) then add(new)":
+  the store's own top hit for ``old_q`` is deleted;
+* ``release(q)`` and ``purge(q)`` are "delete(rows_matching(q))": every hit
+  among the store's top ``MATCH_POOL`` for ``q`` whose text contains ``q``
+  (casefolded), or, when none does, the single best hit. None of the peers
+  has a reversible delete, so a release is a delete too.
 
 One policy for every peer, so differences come from the stores (their
 ranking and what their delete removes), not from adapter cleverness.
@@ -147,27 +147,31 @@ class ComposedAdapter:
         """Texts of the top-``k`` hits."""
         return [text for _, text in self._hits(q, k)]
 
-    def named(self, q: str) -> list[str]:
-        """Ids of the facts ``q`` names: literal containers, else the best hit."""
+    def best_match(self, q: str) -> list[str]:
+        """Id of the store's top hit for ``q`` (empty when the store is empty)."""
+        return [i for i, _ in self._hits(q, 1)]
+
+    def rows_matching(self, q: str) -> list[str]:
+        """Ids of the top-pool hits containing ``q``, else of the best hit."""
         hits = self._hits(q, MATCH_POOL)
         fold = q.casefold()
         literal = [i for i, text in hits if fold in text.casefold()]
         return literal or [i for i, _ in hits[:1]]
 
     def supersede(self, old_q: str, new: str) -> None:
-        """Delete what ``old_q`` names, then add ``new``."""
-        self._delete(self.named(old_q))
+        """Delete the best match of ``old_q``, then add ``new``."""
+        self._delete(self.best_match(old_q))
         self._add(new)
 
     def release(self, q: str) -> int:
-        """Delete what ``q`` names (no reversible state exists)."""
-        ids = self.named(q)
+        """Delete the rows matching ``q`` (no reversible state exists)."""
+        ids = self.rows_matching(q)
         self._delete(ids)
         return len(ids)
 
     def purge(self, q: str) -> int:
-        """Delete what ``q`` names."""
-        ids = self.named(q)
+        """Delete the rows matching ``q``."""
+        ids = self.rows_matching(q)
         self._delete(ids)
         return len(ids)
 
@@ -437,6 +441,24 @@ SYSTEMS: dict[str, Callable[[], Adapter]] = {
     "chroma": ChromaAdapter,
     "baseline": BaselineAdapter,
 }
+# How each system is driven, for the report (one line each).
+NOTES = {
+    "unrecall": "native supersede / release / purge; a fresh SQLite store per case.",
+    "langgraph": "`InMemoryStore` with a vector index over the fact text; a new store per case.",
+    "mem0": (
+        "OSS `Memory`, `infer=False`, embedded on-disk Qdrant; offline it has no spaCy "
+        "model or fastembed BM25, so ranking is vector-only; search threshold 0; one "
+        "instance per run, `delete_all` between cases."
+    ),
+    "chroma": "`PersistentClient` in a temp folder, cosine HNSW; collection recreated per case.",
+    "baseline": "keep-everything: exact cosine top-k, no control plane (every mutation N/A).",
+}
+COMPOSITION_NOTE = (
+    "Peers have no forgetting primitives, so their adapters compose them as the paper's "
+    "do: supersede = delete the store's best match for the old query, then add the new "
+    "fact; release and purge = delete every top-10 hit containing the query (casefold), "
+    "else the best hit."
+)
 _DISTRIBUTIONS = {
     "unrecall": "unrecall",
     "langgraph": "langgraph",
