@@ -7,16 +7,30 @@ import pytest
 from unrecall.recall.identifiers import extract, keys, query_keys
 
 SAME = [
-    ("email", ["alice@acme.io", "Alice@ACME.io", "ALICE @ Acme.IO", '"alice+news@acme.io"',
-               "<alice@acme.io>", "alice (at) acme.io"]),
-    ("phone", ["(415) 555-0132", "+1 415 555 0132", "415.555.0132", "+14155550132",
-               "1-415-555-0132"]),
+    (
+        "email",
+        [
+            "alice@acme.io",
+            "Alice@ACME.io",
+            "ALICE @ Acme.IO",
+            '"alice+news@acme.io"',
+            "<alice@acme.io>",
+            "alice (at) acme.io",
+        ],
+    ),
+    (
+        "phone",
+        ["(415) 555-0132", "+1 415 555 0132", "415.555.0132", "+14155550132", "1-415-555-0132"],
+    ),
     ("uuid", ["123e4567-e89b-12d3-a456-426614174000", "123E4567E89B12D3A456426614174000"]),
     ("ssn", ["123-45-6789", "123 45 6789"]),
     ("card", ["4111 1111 1111 1111", "4111-1111-1111-1111", "4111111111111111"]),
     ("iban", ["DE89 3704 0044 0532 0130 00", "de89370400440532013000"]),
     ("handle", ["@alice_w", "@Alice_W"]),
-    ("url", ["https://www.example.com/login/", "http://example.com/login", "www.example.com/login"]),
+    (
+        "url",
+        ["https://www.example.com/login/", "http://example.com/login", "www.example.com/login"],
+    ),
     ("ticket", ["TKT-100", "TKT 100", "tkt-100", "TKT#100"]),
     ("path", ["/etc/app/conf", "/etc/app/conf/"]),
     ("number", ["12345"]),
@@ -72,3 +86,47 @@ def test_bare_query_token_names_a_handle() -> None:
     assert query_keys("alice_w") == {"handle:alice_w"}
     assert query_keys("@alice_w") == {"handle:alice_w"}
     assert query_keys("ALICE @ Acme.IO") == {"email:alice@acme.io"}
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("License key: ABCD-EFGH-1234-5678", "abcd efgh 1234 5678"),
+        ("My business bank's BIC is NWBKGB2L", "nwbk gb 2l"),
+        ("My car registration is AB12 CDE", "ab12cde"),
+        ("Order #A-7734-QX was refunded", "order a7734qx"),
+        ("My tax ID is 912-74-3318", "912743318"),
+        ("The lock's MAC address is 3C:71:BF:0A:44:E2", "3c-71-bf-0a-44-e2"),
+        ("My Paris landline is +33 1 99 00 12 34", "01 99 00 12 34"),
+        ("The clinic's number is 020 7946 0958", "+44 (0)20 7946 0958"),
+        ("Passport no. 12AB34567 belongs to my son", "passport 12 ab 34567"),
+    ],
+)
+def test_chunked_and_national_forms_meet(stored: str, query: str) -> None:
+    assert keys(stored) & query_keys(query)
+
+
+@pytest.mark.parametrize(
+    ("stored", "query"),
+    [
+        ("License key: ABCD-EFGH-1234-5679", "abcd efgh 1234 5678"),
+        ("My car registration is AB12 CDF", "ab12cde"),
+        ("My wife's tax ID is 912-74-3381", "912743318"),
+        ("The thermostat's MAC is 3C:71:BF:0A:44:E7", "3c-71-bf-0a-44-e2"),
+        ("My Paris office line is +33 1 99 00 12 43", "01 99 00 12 34"),
+    ],
+)
+def test_chunked_lookalikes_stay_apart(stored: str, query: str) -> None:
+    assert not keys(stored) & query_keys(query)
+
+
+def test_a_tagged_address_names_only_itself() -> None:
+    tagged, base = "Newsletters go to sam+news@fern.example", "My address is sam@fern.example"
+    assert keys(tagged) & query_keys("SAM+NEWS @ FERN.EXAMPLE")
+    assert not keys(base) & query_keys("SAM+NEWS @ FERN.EXAMPLE")
+    assert keys(tagged) & query_keys("sam@fern.example")
+    assert keys(base) & query_keys("sam@fern.example")
+
+
+def test_dates_are_not_phone_numbers() -> None:
+    assert not any(k.startswith("phone") for k in keys("on 2024-05-01 and 05/01/2024"))

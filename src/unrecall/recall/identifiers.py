@@ -54,11 +54,21 @@ _DOMAIN = re.compile(r"(?<![\w@.-])((?:[a-z0-9-]+\.)+([a-z]{2,24}))(?![\w-]|\.\w
 # Serials, passport and licence numbers: letters and digits mixed, no spaces.
 _CODE = re.compile(r"(?<![\w-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{5,23}(?![\w-])")
 _NUMBER = re.compile(r"(?<![\w.,-])\d{4,}(?![\w]|[.,]\d)")
+_PHONE_RUN = re.compile(r"(?<![\w+])[+(]?\d[\d ().-]{5,}\d(?![\w])")
+# Regions tried for numbers written in national form ("020 7946 0958").
+_DATE = re.compile(r"^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$")
+_PHONE_REGIONS = ("GB", "FR", "DE", "ES", "IT", "NL", "IE", "AU", "IN")
+# An identifier written in chunks (AB12 CDE, ABCD-EFGH-1234, 3C:71:BF:0A):
+# chunks with a digit or in capitals, joined by one separator or space.
+_CHUNK = r"(?:[A-Za-z]*\d[A-Za-z0-9]*|[A-Z]+[0-9]*)"
+_COMPACT_RUN = re.compile(rf"(?<![\w]){_CHUNK}(?:[-:./ ]{_CHUNK})*(?![\w])")
 _BARE = re.compile(r"^@?[\w][\w.-]*$")
 
 
-def _email_key(local: str, domain: str) -> str:
-    local = re.sub(r"\s+", "", local).casefold().split("+", 1)[0]
+def _email_key(local: str, domain: str, keep_tag: bool = False) -> str:
+    local = re.sub(r"\s+", "", local).casefold()
+    if not keep_tag:
+        local = local.split("+", 1)[0]
     domain = re.sub(r"\s+", "", domain).casefold()
     return f"email:{local}@{domain}"
 
@@ -84,9 +94,20 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
         found.append(Identifier(kind, key, s, e))
         taken.append((s, e))
 
+    def add_phone(number: phonenumbers.PhoneNumber, s: int, e: int) -> None:
+        e164 = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+        add("phone", f"phone:{e164}", s, e)
+        # Written without a country code elsewhere, the same line still has
+        # this national number.
+        nsn = phonenumbers.national_significant_number(number)
+        found.append(Identifier("phone", f"phone_nsn:{nsn}", s, e))
+
     for m in _EMAIL.finditer(text):
         if "." in m.group(2):
             add("email", _email_key(m.group(1), m.group(2)), m.start(), m.end())
+            if "+" in m.group(1):  # the tagged address is also an identifier of its own
+                tagged = _email_key(m.group(1), m.group(2), keep_tag=True)
+                found.append(Identifier("email_tag", "email_tag:" + tagged[6:], m.start(), m.end()))
     for m in _URL.finditer(text):
         if free(m.start(), m.end()):
             s, e = m.start(), m.start() + len(m.group(0).rstrip(".,;:!?"))
@@ -115,8 +136,20 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
             add("card", f"card:{digits}", m.start(), m.end())
     for pm in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
         if free(pm.start, pm.end):
-            e164 = phonenumbers.format_number(pm.number, phonenumbers.PhoneNumberFormat.E164)
-            add("phone", f"phone:{e164}", pm.start, pm.end)
+            add_phone(pm.number, pm.start, pm.end)
+    # Numbers in another country's national form ("020 7946 0958"): parse
+    # each remaining digit run in a few regions (cheaper than the matcher).
+    for m in _PHONE_RUN.finditer(text):
+        run = m.group(0)
+        if free(m.start(), m.end()) and sum(c.isdigit() for c in run) >= 8 and not _DATE.match(run):
+            for reg in _PHONE_REGIONS:
+                try:
+                    number = phonenumbers.parse(run, reg)
+                except phonenumbers.NumberParseException:
+                    break
+                if phonenumbers.is_valid_number(number):
+                    add_phone(number, m.start(), m.end())
+                    break
     for m in _SECRET.finditer(text):
         if free(m.start(), m.end()):
             add("secret", f"secret:{m.group(0)}", m.start(), m.end())
@@ -143,6 +176,10 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
     for m in _NUMBER.finditer(text):
         if free(m.start(), m.end()):
             add("number", f"number:{m.group(0)}", m.start(), m.end())
+    for m in _COMPACT_RUN.finditer(text):
+        compact = re.sub(r"[^A-Za-z0-9]", "", m.group(0)).upper()
+        if len(compact) >= 5 and any(c.isdigit() for c in compact):
+            found.append(Identifier("compact", f"compact:{compact}", m.start(), m.end()))
     return sorted(found, key=lambda i: (i.start, i.kind))
 
 
@@ -170,12 +207,31 @@ def query_keys(query: str, region: str = "US") -> set[str]:
     token (``alice_w``, ``@alice_w``) also names the handle of that name, and
     one that is only a prefix and a number (``tkt 100``) names the ticket.
     """
-    found = keys(query, region)
+    idents = extract(query, region)
+    found = {i.key for i in idents}
+    # A tagged address names only itself; an untagged one names its tags too.
+    tagged_spans = {(i.start, i.end) for i in idents if i.kind == "email_tag"}
+    found -= {i.key for i in idents if i.kind == "email" and (i.start, i.end) in tagged_spans}
+    found |= _compact_windows(query)
     bare = query.strip()
     # A query that is only "tkt 100" can mean nothing but the ticket.
     ticket = re.fullmatch(r"([A-Za-z]{2,6})[-#_ ]?(\d{2,})", bare)
-    if ticket and not found - {f"number:{ticket.group(2)}"}:
+    if ticket and not {k for k in found if not k.startswith(("number:", "compact:"))}:
         return {f"ticket:{ticket.group(1).upper()}-{ticket.group(2)}"}
-    if _BARE.match(bare) and not found:
+    if _BARE.match(bare) and not {k for k in found if not k.startswith("compact:")}:
         found.add(f"handle:{bare.lstrip('@').casefold()}")
     return found
+
+
+def _compact_windows(query: str) -> set[str]:
+    """Compact keys of every run of up to six query tokens that holds a digit:
+    a query may write an identifier in chunks, lowercase, or with other
+    separators ("nwbk gb 2l", "12 ab 34567", "3c-71-bf-0a-44-e2")."""
+    tokens = re.findall(r"[A-Za-z0-9]+", query)
+    out: set[str] = set()
+    for i in range(len(tokens)):
+        for j in range(i + 1, min(i + 6, len(tokens)) + 1):
+            compact = "".join(tokens[i:j]).upper()
+            if len(compact) >= 5 and any(c.isdigit() for c in compact):
+                out.add(f"compact:{compact}")
+    return out
