@@ -27,7 +27,7 @@ def test_history_lists_events_never_text(fast_mem: Memory) -> None:
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     ats = [e.at for e in events]
     assert ats == sorted(ats)
-    assert events[-1].detail == {"match": "phrase", "count": 1, "turns": 1}
+    assert events[-1].detail == {"match": "identifier", "count": 1, "turns": 1}
     assert events[2].detail == {"match": "id", "count": 1}
     text = dumps([e.to_dict() for e in events])
     assert secret not in text and "pin" not in text

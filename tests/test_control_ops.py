@@ -218,7 +218,7 @@ def test_purge_is_hard_and_reaches_every_state(fast_mem: Memory) -> None:
     kept = fast_mem.add("unrelated note", user_id="u").ids[0]
 
     report = fast_mem.purge(secret, user_id="u")
-    assert report.match == "phrase"
+    assert report.match == "identifier"
     assert sorted(report.ids) == sorted([active, released, superseded])
     assert report.turns_removed == 3 and report.erased is True
     left = fast_mem.get_all(user_id="u", states=ALL_STATES)

@@ -224,14 +224,20 @@ def query_keys(query: str, region: str = "US") -> set[str]:
 
 
 def _compact_windows(query: str) -> set[str]:
-    """Compact keys of every run of up to six query tokens that holds a digit:
-    a query may write an identifier in chunks, lowercase, or with other
-    separators ("nwbk gb 2l", "12 ab 34567", "3c-71-bf-0a-44-e2")."""
+    """Compact keys a query may write in chunks, lowercase, or with other
+    separators ("nwbk gb 2l", "passport 12 ab 34567", "3c-71-bf-0a-44-e2").
+
+    The query's tokens are joined whole, then again without each leading
+    word that has no digit (a label such as "passport"), never dropping a
+    trailing part: "AA-100-2" must not also name "AA-100".
+    """
     tokens = re.findall(r"[A-Za-z0-9]+", query)
     out: set[str] = set()
-    for i in range(len(tokens)):
-        for j in range(i + 1, min(i + 6, len(tokens)) + 1):
-            compact = "".join(tokens[i:j]).upper()
-            if len(compact) >= 5 and any(c.isdigit() for c in compact):
-                out.add(f"compact:{compact}")
+    while tokens:
+        compact = "".join(tokens).upper()
+        if len(compact) >= 5 and any(c.isdigit() for c in compact):
+            out.add(f"compact:{compact}")
+        if any(c.isdigit() for c in tokens[0]):
+            break
+        tokens = tokens[1:]
     return out
