@@ -130,3 +130,18 @@ def test_a_tagged_address_names_only_itself() -> None:
 
 def test_dates_are_not_phone_numbers() -> None:
     assert not any(k.startswith("phone") for k in keys("on 2024-05-01 and 05/01/2024"))
+
+
+def test_phone_extensions_are_other_lines() -> None:
+    main, ext = "Front desk: +44 20 7946 0018", "Night porter: +44 20 7946 0018 ext 2"
+    assert keys(main) & query_keys("+44 20 7946 0018")
+    assert not keys(ext) & query_keys("+44 20 7946 0018")
+    assert keys(ext) & query_keys("+44 20 7946 0018 ext 2")
+    assert not keys(main) & query_keys("+44 20 7946 0018 ext 2")
+
+
+def test_a_page_is_not_its_whole_domain() -> None:
+    page, sibling = "repo github.com/kit/notes", "archive github.com/kit/notes-archive"
+    assert keys(page) & query_keys("github.com/kit/notes")
+    assert not keys(sibling) & query_keys("github.com/kit/notes")
+    assert keys(sibling) & query_keys("github.com")  # the domain names all its pages

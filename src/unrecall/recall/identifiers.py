@@ -36,7 +36,11 @@ _EMAIL = re.compile(
     r"([a-z0-9-]+(?:\s{0,2}\.\s{0,2}[a-z0-9-]+)+)(?![\w-]|\.\w)",
     re.IGNORECASE,
 )
-_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"')\]]+", re.IGNORECASE)
+_URL = re.compile(
+    r"\b(?:https?://|www\.)[^\s<>\"')\]]+"
+    r"|(?<![\w@.-])(?:[a-z0-9-]+\.)+[a-z]{2,24}/[^\s<>\"')\]]*",  # bare host/path
+    re.IGNORECASE,
+)
 _UUID = re.compile(
     r"\b[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b", re.IGNORECASE
 )
@@ -95,12 +99,14 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
         taken.append((s, e))
 
     def add_phone(number: phonenumbers.PhoneNumber, s: int, e: int) -> None:
+        # An extension makes another line: "... 0018 ext 2" is not "... 0018".
+        ext = f";ext={number.extension}" if number.extension else ""
         e164 = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
-        add("phone", f"phone:{e164}", s, e)
+        add("phone", f"phone:{e164}{ext}", s, e)
         # Written without a country code elsewhere, the same line still has
         # this national number.
         nsn = phonenumbers.national_significant_number(number)
-        found.append(Identifier("phone", f"phone_nsn:{nsn}", s, e))
+        found.append(Identifier("phone", f"phone_nsn:{nsn}{ext}", s, e))
 
     for m in _EMAIL.finditer(text):
         if "." in m.group(2):
@@ -109,6 +115,10 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
                 tagged = _email_key(m.group(1), m.group(2), keep_tag=True)
                 found.append(Identifier("email_tag", "email_tag:" + tagged[6:], m.start(), m.end()))
     for m in _URL.finditer(text):
+        host = re.sub(r"^(?:https?://)?", "", m.group(0), flags=re.IGNORECASE).split("/")[0]
+        bare = m.group(0)[0].isalnum() and "://" not in m.group(0)
+        if bare and host.rsplit(".", 1)[-1].casefold() not in _TLDS | _COUNTRY_TLDS:
+            continue  # "notes.txt/..." is not a host
         if free(m.start(), m.end()):
             s, e = m.start(), m.start() + len(m.group(0).rstrip(".,;:!?"))
             for key in _url_keys(m.group(0)):
@@ -176,9 +186,11 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
     for m in _NUMBER.finditer(text):
         if free(m.start(), m.end()):
             add("number", f"number:{m.group(0)}", m.start(), m.end())
+    phones = [(i.start, i.end) for i in found if i.kind == "phone"]
     for m in _COMPACT_RUN.finditer(text):
         compact = re.sub(r"[^A-Za-z0-9]", "", m.group(0)).upper()
-        if len(compact) >= 5 and any(c.isdigit() for c in compact):
+        on_phone = any(m.start() < e and s < m.end() for s, e in phones)  # keyed as phones
+        if len(compact) >= 5 and any(c.isdigit() for c in compact) and not on_phone:
             found.append(Identifier("compact", f"compact:{compact}", m.start(), m.end()))
     return sorted(found, key=lambda i: (i.start, i.kind))
 
@@ -208,10 +220,15 @@ def query_keys(query: str, region: str = "US") -> set[str]:
     one that is only a prefix and a number (``tkt 100``) names the ticket.
     """
     idents = extract(query, region)
-    found = {i.key for i in idents}
+    # Compact keys of a query come from the whole query (``_compact_windows``):
+    # a run inside it ("+44 ... 0018" of "+44 ... 0018 ext 2") says less.
+    found = {i.key for i in idents if i.kind != "compact"}
     # A tagged address names only itself; an untagged one names its tags too.
     tagged_spans = {(i.start, i.end) for i in idents if i.kind == "email_tag"}
     found -= {i.key for i in idents if i.kind == "email" and (i.start, i.end) in tagged_spans}
+    # A URL with a path names that page, not every page of its domain.
+    paged = {(i.start, i.end) for i in idents if i.kind == "url" and "/" in i.key[4:]}
+    found -= {i.key for i in idents if i.kind == "domain" and (i.start, i.end) in paged}
     found |= _compact_windows(query)
     bare = query.strip()
     # A query that is only "tkt 100" can mean nothing but the ticket.
