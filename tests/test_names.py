@@ -56,3 +56,35 @@ def test_parts_let_a_first_name_find_the_full_name() -> None:
     parts = {m.parts for m in mentions("Yesterday Zoya Ivanova called. Then Zoya left")}
     assert ("zoya", "ivanova") in parts
     assert ("zoya",) in parts
+
+
+@pytest.mark.parametrize(
+    ("stored", "query", "same"),
+    [
+        ("يوسف الحداد is my barber", "Youssef Al-Haddad", True),
+        ("يوسف النجار is my neighbour", "Youssef Al-Haddad", False),
+        ("נועה כהן is my physio", "Noa Cohen", True),
+        ("נועה לוי is my colleague", "Noa Cohen", False),
+        ("अर्जुन शर्मा is my coach", "Arjun Sharma", True),
+        ("अर्जुन वर्मा is my electrician", "Arjun Sharma", False),
+        ("สมชาย ใจดี is my trainer", "Somchai Jaidee", True),
+        ("สมศรี ใจดี is my teacher", "Somchai Jaidee", False),
+        ("Miloš Jovanović is my dentist", "Милош Јовановић", True),
+        ("Miloš Petrović is my instructor", "Милош Јовановић", False),
+        ("interview with 星河科技 on Monday", "Xinghe Technology", True),
+        ("interview with 星光科技 on Friday", "Xinghe Technology", False),
+        ("My car insurance is with Северный Щит", "Severny Shchit", True),
+        ("My home insurance is with Южный Щит", "Severny Shchit", False),
+        ("Park Jiwoo's birthday", "박지우", True),
+        ("Park Jihoon's birthday", "박지우", False),
+    ],
+)
+def test_requests_reach_names_in_other_scripts(stored: str, query: str, same: bool) -> None:
+    from unrecall.control.targeting import entity_keys
+
+    assert bool(name_keys(stored) & entity_keys(query)) is same
+
+
+def test_stored_latin_names_carry_no_skeleton() -> None:
+    # two Latin spellings with one consonant skeleton are usually two people
+    assert not any(k.startswith("skel:") for k in name_keys("Ana Lee met Ann Lu"))

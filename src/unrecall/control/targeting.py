@@ -105,7 +105,18 @@ def entity_keys(target: str) -> set[str]:
     """Name keys of a target that is a name and little else, else empty."""
     # A capitalised code such as "AA-10-2" is an identifier, not a name: as a
     # name it would reach every look-alike that starts with "AA".
-    found = [m for m in mentions(target) if not any(c.isdigit() for c in target[m.start : m.end])]
+    found = [
+        m
+        for m in mentions(target, query=True)
+        if not any(c.isdigit() for c in target[m.start : m.end])
+    ]
+    # "Severny Shchit" also yields "Shchit" (a sentence-initial word may not
+    # be a name); only the outermost mentions speak for the request.
+    found = [
+        m
+        for m in found
+        if not any(o is not m and o.start <= m.start and m.end <= o.end for o in found)
+    ]
     if not found:
         return set()
     rest = list(target)
@@ -118,7 +129,7 @@ def entity_keys(target: str) -> set[str]:
         if len(m.parts) == 1:
             keys.add(f"part:{m.parts[0]}")
         else:
-            keys |= {k for k in m.keys if k.startswith("name:")}
+            keys |= {k for k in m.keys if k.startswith(("name:", "skel:"))}
     return keys
 
 

@@ -61,7 +61,9 @@ class NameMention:
     keys: frozenset[str]
 
 
-def _script(ch: str) -> str:
+def _script(ch: str, prev: str = "") -> str:
+    if unicodedata.category(ch).startswith("M"):
+        return prev  # vowel signs and viramas belong to the letter before
     if not ch.isalpha():
         return ""
     if ch.isascii() or "LATIN" in unicodedata.name(ch, ""):
@@ -69,10 +71,65 @@ def _script(ch: str) -> str:
     return unicodedata.name(ch, "other").split(" ")[0]
 
 
+# Spelling variants that transliteration systems disagree on, folded the
+# same way on both sides: Milosh/Miloš, Severnyy/Severny, Jiwoo/Jiu, Mueller.
+_VARIANTS = [
+    (re.compile(r"shch|sch|sh"), "s"),
+    (re.compile(r"ch|tch"), "c"),
+    (re.compile(r"zh"), "z"),
+    (re.compile(r"kh"), "h"),
+    (re.compile(r"ts|tz"), "c"),
+    (re.compile(r"(?:yy|yi|iy|ii)$"), "y"),
+    (re.compile(r"woo|oo|wu"), "u"),
+    (re.compile(r"eo"), "o"),
+    (re.compile(r"ue"), "u"),
+    (re.compile(r"oe"), "o"),
+    (re.compile(r"(.)\1+"), r"\1"),
+]
+# Words that name the kind of organisation, not which one (Xinghe Technology
+# is 星河科技: the romanised name is 星河).
+_ORG_WORDS = frozenset(
+    "technology technologies tech inc ltd llc co corp company group bank university gmbh".split()
+)
+_HAN_ORG_SUFFIX = re.compile(r"(?:有限公司|科技|公司|集团|银行|大学)$")
+# Scripts that leave vowels unwritten or romanise them loosely: their names
+# also match a Latin name by consonant skeleton (يوسف الحداد ~ Youssef Al-Haddad).
+_SKELETON_SCRIPTS = frozenset({"ARABIC", "HEBREW", "DEVANAGARI", "THAI", "BENGALI", "PERSIAN"})
+
+
 def _fold(part: str) -> str:
-    s = anyascii(part).casefold()
-    s = re.sub(r"[^a-z]", "", s)
-    return s.replace("ue", "u").replace("oe", "o")
+    s = re.sub(r"[^a-z]", "", anyascii(part).casefold())
+    for pattern, repl in _VARIANTS:
+        s = pattern.sub(repl, s)
+    return s
+
+
+def _skeleton(raw_parts: list[str]) -> str:
+    """Consonants only, per part, parts sorted: a loose, script-blind key
+    (ywsf lhdd ~ youssef al-haddad, khhn ~ cohen, arjun srma ~ arjun sharma)."""
+    skeletons = []
+    for raw in raw_parts:
+        if raw in ("al", "el"):
+            continue
+        if raw[:1] == "l" and raw[1:2] not in ("", *"aeiouy"):  # Arabic article ال
+            raw = raw[1:]
+        s = raw
+        for a, b in (
+            ("shch", "s"),
+            ("sch", "s"),
+            ("sh", "s"),
+            ("kh", "c"),
+            ("ch", "c"),
+            ("ph", "f"),
+            ("th", "t"),
+            ("zh", "z"),
+            ("ts", "c"),
+        ):
+            s = s.replace(a, b)
+        s = s.translate(str.maketrans("jkq", "ccc"))
+        s = re.sub(r"[aeiouwyhv]", "", s)
+        skeletons.append(re.sub(r"(.)\1+", r"\1", s))
+    return "".join(sorted(p for p in skeletons if p))
 
 
 def _split_romanised(word: str) -> list[str]:
@@ -82,14 +139,19 @@ def _split_romanised(word: str) -> list[str]:
     return pieces or [roman]
 
 
-def _keys(parts: list[str], korean: bool) -> frozenset[str]:
-    folded = [_fold(p) for p in parts]
-    folded = [p for p in folded if p]
+def _keys(parts: list[str], korean: bool, skeleton: bool = False) -> frozenset[str]:
+    raw = [re.sub(r"[^a-z]", "", anyascii(p).casefold()) for p in parts]
+    if korean and raw and raw[0] in _KOREAN_SURNAMES:
+        raw[0] = _KOREAN_SURNAMES[raw[0]]
+    folded = [_fold(p) for p in raw]
+    named = [p for p, r in zip(folded, raw, strict=True) if p and r not in _ORG_WORDS]
+    folded = named or [p for p in folded if p]
     if not folded:
         return frozenset()
-    if korean and folded[0] in _KOREAN_SURNAMES:
-        folded[0] = _KOREAN_SURNAMES[folded[0]]
     keys = {f"part:{p}" for p in folded if len(p) > 1}
+    skel = _skeleton(raw) if skeleton and len(raw) > 1 else ""
+    if len(skel) >= 3:
+        keys.add("skel:" + skel)
     if len(folded) > 1:
         keys.add("name:" + "".join(folded))
         keys.add("name:" + "".join(folded[1:] + folded[:1]))  # surname last
@@ -99,8 +161,14 @@ def _keys(parts: list[str], korean: bool) -> frozenset[str]:
     return frozenset(keys)
 
 
-def mentions(text: str) -> list[NameMention]:
-    """Name mentions in ``text``, in order."""
+def mentions(text: str, query: bool = False) -> list[NameMention]:
+    """Name mentions in ``text``, in order.
+
+    With ``query``, Latin names also carry consonant-skeleton keys, so a
+    request written in Latin letters reaches a name stored in an abjad or
+    Indic script; stored Latin names never do (two Latin spellings with one
+    skeleton are usually two people).
+    """
     out: list[NameMention] = []
     # Non-Latin runs: words of one script separated by single spaces.
     i, n = 0, len(text)
@@ -109,11 +177,12 @@ def mentions(text: str) -> list[NameMention]:
         if script and script != "latin":
             j = i
             while j < n and (
-                _script(text[j]) == script
+                _script(text[j], script) == script
                 or (text[j] in " ·・-" and j + 1 < n and _script(text[j + 1]) == script)
             ):
                 j += 1
-            words = re.split(r"[ ·・-]+", text[i:j])
+            run_text = _HAN_ORG_SUFFIX.sub("", text[i:j]) if script == "CJK" else text[i:j]
+            words = re.split(r"[ ·・-]+", run_text) if run_text else [text[i:j]]
             hanlike = script in ("CJK", "HANGUL")
             parts: list[str] = []
             for w in words:
@@ -123,7 +192,7 @@ def mentions(text: str) -> list[NameMention]:
                     parts = [syl[0], "".join(syl[1:])] if len(syl) > 1 else syl
                 else:
                     parts.append(w)
-            keys = _keys(parts, script == "HANGUL")
+            keys = _keys(parts, script == "HANGUL", script in _SKELETON_SCRIPTS)
             if keys:
                 out.append(NameMention(i, j, tuple(_fold(p) for p in parts), keys))
             i = j
@@ -143,20 +212,20 @@ def mentions(text: str) -> list[NameMention]:
             ):
                 k += 1
                 run.append(words[k])
-            out.append(_latin_mention(run))
+            out.append(_latin_mention(run, query))
             # "Yesterday Zoya Ivanova called": a sentence's first word is
             # capitalised anyway, so the run without it is a mention too.
             if len(run) > 1 and not text[: run[0].start()].rstrip(" \"'(")[-1:].isalnum():
-                out.append(_latin_mention(run[1:]))
+                out.append(_latin_mention(run[1:], query))
         k += 1
     return sorted(out, key=lambda m: m.start)
 
 
-def _latin_mention(run: list[re.Match[str]]) -> NameMention:
+def _latin_mention(run: list[re.Match[str]], query: bool) -> NameMention:
     parts = [re.sub(r"['’]s$", "", m.group(0)) for m in run]
     split = [p for part in parts for p in part.split("-")]
     return NameMention(
-        run[0].start(), run[-1].end(), tuple(_fold(p) for p in split), _keys(split, False)
+        run[0].start(), run[-1].end(), tuple(_fold(p) for p in split), _keys(split, False, query)
     )
 
 
@@ -169,5 +238,10 @@ def _is_name_word(word: str) -> bool:
 
 
 def name_keys(text: str) -> set[str]:
-    """Every name and name-part key in a text."""
+    """Every name and name-part key in a stored text."""
     return {k for m in mentions(text) for k in m.keys}
+
+
+def query_name_keys(text: str) -> set[str]:
+    """Every name key of a query (stored keys plus Latin skeletons)."""
+    return {k for m in mentions(text, query=True) for k in m.keys}

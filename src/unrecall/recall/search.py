@@ -7,18 +7,22 @@ fused candidates, widening the candidate pool until ``k`` survive.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from threading import Lock
 
 import numpy as np
 
 from unrecall.recall.embedder import Embedder
 from unrecall.recall.identifiers import query_keys
 from unrecall.recall.lexical import STOPWORDS, TermHasher, words
-from unrecall.recall.names import name_keys
+from unrecall.recall.names import query_name_keys
 from unrecall.storage.base import MemoryRow, Storage
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
+_WORKER_LOCK = Lock()  # two first searches in two threads make one executor
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class Recall:
         self.storage = storage
         self.embedder = embedder
         self.hasher = hasher
+        self._executor: ThreadPoolExecutor | None = None
+        self._executor_pid = 0
 
     def index_memories(self, rows: Sequence[MemoryRow]) -> None:
         """Embed in one batch and write both index rows of each memory."""
@@ -60,7 +66,7 @@ class Recall:
         terms = [self.hasher.term(t) for t in content]
         # Canonical keys let "ALICE @ Acme.IO" or "Wang Xiaoming" meet the
         # memory that wrote "alice@acme.io" or "王小明".
-        terms += [self.hasher.key(k) for k in sorted(query_keys(query) | name_keys(query))]
+        terms += [self.hasher.key(k) for k in sorted(query_keys(query) | query_name_keys(query))]
         return list(dict.fromkeys(terms))
 
     def search(
@@ -73,23 +79,67 @@ class Recall:
     ) -> list[Candidate]:
         """The ``k`` best accepted memories for ``query``, best first."""
         terms = self.query_terms(query)
-        qvec: np.ndarray | None = None if lexical_only else self.embedder.embed([query])[0]
         pool = max(4 * k, 20)
-        while True:
+        qvec: np.ndarray | None = None
+        if lexical_only:
             lex = self.storage.lexical(tenant_id, terms, pool)
+        else:
+            # BM25 does not need the query vector, and both SQLite and
+            # onnxruntime release the GIL: the first BM25 runs on a worker
+            # thread while this one embeds the query, hiding the shorter of
+            # the two. Only one of them touches the database.
+            pending = self._worker().submit(self.storage.lexical, tenant_id, terms, pool)
+            try:
+                qvec = self.embedder.embed([query])[0]
+            except BaseException:
+                wait([pending])  # never leave the worker on the connection
+                raise
+            lex = pending.result()
+        while True:
             vec = [] if qvec is None else self.storage.vector(tenant_id, qvec, pool)
-            fused = _rrf(lex, vec)
-            rows = self.storage.memories_by_id([mid for mid, _ in fused])
-            by_id = {r.id: r for r in rows}
-            out = [
-                Candidate(by_id[mid], score, ranks[0], ranks[1], ranks[2])
-                for mid, (score, ranks) in fused
-                if mid in by_id and accept(by_id[mid])
-            ]
+            out = self._accepted(_rrf(lex, vec), k, accept)
             exhausted = len(lex) < pool and (qvec is None or len(vec) < pool)
             if len(out) >= k or exhausted:
-                return out[:k]
+                return out
             pool *= 4
+            lex = self.storage.lexical(tenant_id, terms, pool)
+
+    def _worker(self) -> ThreadPoolExecutor:
+        """The one-thread executor for the overlapped BM25 (made on first use)."""
+        with _WORKER_LOCK:
+            # A forked child inherits the executor but not its thread, and
+            # would wait forever on it: make a new one there.
+            if self._executor is None or self._executor_pid != os.getpid():
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="unrecall-bm25")
+                self._executor_pid = os.getpid()
+            return self._executor
+
+    def _accepted(
+        self,
+        fused: list[tuple[int, tuple[float, tuple[int | None, int | None, float | None]]]],
+        k: int,
+        accept: Callable[[MemoryRow], bool],
+    ) -> list[Candidate]:
+        """The first ``k`` accepted candidates in fused order.
+
+        Rows are loaded in fused order, ``k`` at a time at first, because
+        loading (and JSON-decoding) every candidate of a pool of up to
+        ``2 * pool`` ids is wasted work when, as usual, the first ``k`` pass.
+        """
+        out: list[Candidate] = []
+        start, step = 0, k
+        while start < len(fused) and len(out) < k:
+            chunk = fused[start : start + step]
+            by_id = {r.id: r for r in self.storage.memories_by_id([mid for mid, _ in chunk])}
+            for mid, (score, ranks) in chunk:
+                row = by_id.get(mid)
+                if row is not None and accept(row):
+                    out.append(Candidate(row, score, ranks[0], ranks[1], ranks[2]))
+                    if len(out) == k:
+                        break
+            start += step
+            step *= 4  # rejections are rare; widen fast when they happen
+        return out
 
 
 def _rrf(
