@@ -35,22 +35,33 @@ import numpy as np
 from unrecall.errors import InvalidInput
 from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.identifiers import query_keys
-from unrecall.recall.lexical import STOPWORDS, compound_tokens, contains_phrase, is_too_broad, words
+from unrecall.recall.lexical import (
+    STOPWORDS,
+    compound_tokens,
+    contains_phrase,
+    content_overlap,
+    is_too_broad,
+    negated,
+    words,
+)
 from unrecall.recall.names import mentions, name_keys
 from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
 
-SEMANTIC_MIN = 0.5
-# A weaker best candidate still counts when it stands clearly above the rest.
-SEMANTIC_WEAK = 0.3
-SEMANTIC_GAP = 0.08
-SEMANTIC_MARGIN = 0.03
+# Scores of the semantic stage (see ``semantic``), on a 0-2 scale.
+STRONG = 1.0
+WEAK = 0.6
+MIN_LEAD = 0.02
+SUPERSEDE_LEAD = 0.04
+RELEASE_LEAD = 0.16
+SEMANTIC_MARGIN = 0.06
 SEMANTIC_MAX_TAKEN = 3
-HINT_WEIGHT = 0.9
 NEAR_DUPLICATE = 0.85
+POLARITY_PENALTY = 0.25
 # MiniLM gives unrelated short texts cosines up to ~0.25; above that is signal.
 QUERY_FLOOR = 0.28
+OVERLAP_FLOOR = 0.25
 _CANDIDATE_LIMIT = 100_000
 
 
@@ -243,14 +254,17 @@ def semantic(
     """The semantic stage: decide from the score distribution how many of
     the best hybrid candidates to take, and report the decision.
 
-    A candidate's score is its cosine similarity to the query or, for a
-    supersede, to the new value (slightly discounted: sharing a slot is
-    weaker evidence than matching the request), counted only where the query
-    itself reaches ``QUERY_FLOOR``. The best candidate is taken if it
-    reaches ``SEMANTIC_MIN``, or ``SEMANTIC_WEAK`` with a lead of
-    ``SEMANTIC_GAP`` over the second (a clear winner); others only if they
-    score within ``SEMANTIC_MARGIN`` of it and restate it (cosine to it of
-    at least ``NEAR_DUPLICATE``), at most ``SEMANTIC_MAX_TAKEN``.
+    Evidence is put on one scale. For a release it is twice the cosine to
+    the request; for a supersede, the cosine to the request plus the cosine
+    to the new value (a replacement restates the same slot), less
+    ``POLARITY_PENALTY`` when one is negated and the other not ("the key is
+    NOT under the mat" is not the location being replaced). A candidate
+    counts only if the request itself relates to it (cosine of at least
+    ``QUERY_FLOOR``) or, for a supersede, it shares ``OVERLAP_FLOOR`` of its
+    content words with the new value ("my GP" -> "Dr. Okafor at Riverside").
+    The best is taken if it reaches ``STRONG`` with some lead, or ``WEAK``
+    with a clear lead over the second; others only if they restate it
+    (cosine of at least ``NEAR_DUPLICATE``) and score nearly as well.
     """
     now = time.time()
     hits = recall.search(
@@ -263,12 +277,20 @@ def semantic(
     )
     if not hits:
         return Target([], "none", decision={"candidates": 0})
+    texts = [h.row.text for h in hits]
     probes = [target] + ([hint] if hint else [])
-    vecs = recall.embedder.embed(probes + [h.row.text for h in hits])
-    sims = vecs[len(probes) :] @ vecs[: len(probes)].T
-    scores = sims[:, 0] if not hint else np.maximum(sims[:, 0], HINT_WEIGHT * sims[:, 1])
-    # The new value alone cannot pick a target: the query must relate too.
-    scores = np.where(sims[:, 0] >= QUERY_FLOOR, scores, 0.0)
+    vecs = recall.embedder.embed(probes + texts)
+    cands = vecs[len(probes) :]
+    to_query = cands @ vecs[0]
+    if hint:
+        overlap = np.array([content_overlap(hint, t) for t in texts])
+        flipped = np.array([negated(t) != negated(hint) for t in texts])
+        scores = to_query + cands @ vecs[1] - POLARITY_PENALTY * flipped
+        eligible = (to_query >= QUERY_FLOOR) | (overlap >= OVERLAP_FLOOR)
+        lead = SUPERSEDE_LEAD
+    else:
+        scores, eligible, lead = 2 * to_query, to_query >= QUERY_FLOOR, RELEASE_LEAD
+    scores = np.where(eligible, scores, 0.0)
     order = np.argsort(-scores, kind="stable")
     top = float(scores[order[0]])
     second = float(scores[order[1]]) if len(order) > 1 else 0.0
@@ -277,18 +299,15 @@ def semantic(
         "top": round(top, 4),
         "second": round(second, 4),
     }
-    clear_winner = top >= SEMANTIC_WEAK and top - second >= SEMANTIC_GAP
-    if top < SEMANTIC_MIN and not clear_winner:
+    margin = top - second
+    if not ((top >= STRONG and margin >= MIN_LEAD) or (top >= WEAK and margin >= lead)):
         return Target([], "none", decision={**decision, "taken": 0})
-    cands = vecs[len(probes) :]
     best = int(order[0])
-    # Beyond the best, only restatements of the same fact (near-duplicates
-    # of it, nearly as close to the request) go too.
+    # Beyond the best, only restatements of the same fact go too.
     taken = [best] + [
         int(i)
         for i in order[1:SEMANTIC_MAX_TAKEN]
-        if scores[i] >= max(SEMANTIC_MIN, top - SEMANTIC_MARGIN)
-        and float(cands[i] @ cands[best]) >= NEAR_DUPLICATE
+        if scores[i] >= top - SEMANTIC_MARGIN and float(cands[i] @ cands[best]) >= NEAR_DUPLICATE
     ]
     return Target(
         [hits[i].row for i in taken],

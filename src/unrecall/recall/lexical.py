@@ -104,6 +104,32 @@ def contains_phrase(haystack: list[str], needle: list[str]) -> bool:
     )
 
 
+_NEGATION = re.compile(r"\b(?:not|never|no longer|no more|none)\b|n't\b", re.IGNORECASE)
+
+
+def negated(text: str) -> bool:
+    """True if the statement is negated ("does not", "isn't", "never")."""
+    return bool(_NEGATION.search(text.replace("’", "'")))
+
+
+def content_words(text: str) -> set[str]:
+    """Normalised words that carry meaning: no stopwords, plurals folded."""
+    out = set()
+    for w in words(text):
+        if w in STOPWORDS or len(w) < 2:
+            continue
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
+    return out
+
+
+def content_overlap(new: str, old: str) -> float:
+    """Share of ``old``'s content words that ``new`` repeats; one shared
+    word ("like") is no overlap at all."""
+    old_words = content_words(old)
+    shared = len(content_words(new) & old_words)
+    return shared / max(1, len(old_words)) if shared >= 2 else 0.0
+
+
 def is_too_broad(tokens: list[str]) -> bool:
     """A target made only of stopwords would hit nearly everything."""
     return all(t in STOPWORDS for t in tokens)
