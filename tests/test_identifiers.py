@@ -145,3 +145,9 @@ def test_a_page_is_not_its_whole_domain() -> None:
     assert keys(page) & query_keys("github.com/kit/notes")
     assert not keys(sibling) & query_keys("github.com/kit/notes")
     assert keys(sibling) & query_keys("github.com")  # the domain names all its pages
+
+
+def test_years_are_not_identifiers() -> None:
+    assert keys("In 2021 I lived in Lyon, born 1985") == set()
+    assert keys("order 2021 ships") == set()  # indistinguishable from a year
+    assert keys("order 20215 ships") == {"number:20215", "compact:20215"}

@@ -65,7 +65,8 @@ _PHONE_REGIONS = ("GB", "FR", "DE", "ES", "IT", "NL", "IE", "AU", "IN")
 # An identifier written in chunks (AB12 CDE, ABCD-EFGH-1234, 3C:71:BF:0A):
 # chunks with a digit or in capitals, joined by one separator or space.
 _CHUNK = r"(?:[A-Za-z]*\d[A-Za-z0-9]*|[A-Z]+[0-9]*)"
-_COMPACT_RUN = re.compile(rf"(?<![\w]){_CHUNK}(?:[-:./ ]{_CHUNK})*(?![\w])")
+# A space joins chunks unless the next is a lone "I" or "A" (words, not chunks).
+_COMPACT_RUN = re.compile(rf"(?<![\w]){_CHUNK}(?:(?:[-:./]| (?![IA]\b)){_CHUNK})*(?![\w])")
 _BARE = re.compile(r"^@?[\w][\w.-]*$")
 
 
@@ -184,7 +185,9 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
             host = m.group(1).casefold().removeprefix("www.")
             add("domain", f"domain:{host}", m.start(), m.end())
     for m in _NUMBER.finditer(text):
-        if free(m.start(), m.end()):
+        # A year ("in 2021") dates a fact; it does not identify anything.
+        is_year = len(m.group(0)) == 4 and 1900 <= int(m.group(0)) <= 2099
+        if free(m.start(), m.end()) and not is_year:
             add("number", f"number:{m.group(0)}", m.start(), m.end())
     phones = [(i.start, i.end) for i in found if i.kind == "phone"]
     for m in _COMPACT_RUN.finditer(text):
