@@ -138,3 +138,27 @@ def test_recursive_chain_keeps_only_the_final_state(mem: Memory) -> None:
     assert "brave" not in blob(mem, "which browser?")
     assert "brave" not in blob(mem, "Brave")
     assert texts(mem) == ["My browser is Chrome again"]
+
+
+def test_everything_about_a_subject_reaches_only_it(fast_mem: Memory) -> None:
+    for text in [
+        "My dog is named Rocket",
+        "My neighbour Ola's cat is named Rocket",
+        "My dog eats grain-free food",
+        "My Steam password is Orchid#55",
+        "My Origin password is Orchid#55",
+    ]:
+        fast_mem.add(text, user_id="u")
+    assert fast_mem.purge("everything about my dog", user_id="u").count == 2
+    assert fast_mem.purge("everything about my Steam account", user_id="u").count == 1
+    assert texts(fast_mem) == [
+        "My neighbour Ola's cat is named Rocket",
+        "My Origin password is Orchid#55",
+    ]
+
+
+def test_terms_stage_finds_out_of_order_words_with_a_name(fast_mem: Memory) -> None:
+    fast_mem.add("My dentist is Dr. Moss and my optician is Clearview", user_id="u")
+    report = fast_mem.purge("dentist Dr. Moss", user_id="u")
+    assert report.match == "terms" and report.count == 1
+    assert texts(fast_mem) == ["my optician is Clearview"]

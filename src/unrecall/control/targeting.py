@@ -13,19 +13,24 @@ The rule, in order, stopping at the first that matches:
 4. **phrase** - every memory whose text contains the query's tokens as a
    contiguous run of *whole* tokens, after case, accent and Unicode folding.
    Identifiers are single tokens, so ``TKT-1000`` never contains ``TKT-100``.
-5. **semantic** - only for reversible operations (supersede, release): the
+5. **terms** - every content word of the query, in any order, when one of
+   them is a name or a code ("dentist Dr. Moss").
+6. **semantic** - only for reversible operations (supersede, release): the
    best hybrid candidates by cosine similarity, how many decided from the
    score distribution (see ``semantic``) and reported. A purge never
    targets by meaning alone.
-6. **none** - nothing is affected and the report says so.
+7. **none** - nothing is affected and the report says so.
 
-Stages 2-4 search the states the operation may touch (a purge reaches
+"Everything about my dog" is first reduced to its subject ("my dog").
+
+Stages 2-5 search the states the operation may touch (a purge reaches
 released and superseded memories too). A query made only of common words is
 refused rather than allowed to hit nearly everything.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from unrecall.errors import InvalidInput
+from unrecall.recall.categories import categories
 from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.identifiers import query_keys
 from unrecall.recall.lexical import (
@@ -144,12 +150,31 @@ def entity_keys(target: str) -> set[str]:
     return keys
 
 
+_ABOUT = re.compile(
+    r"^(?:everything|anything|all|whatever)(?:\s+(?:the\s+)?(?:info|information|details|facts"
+    r"|data|memories))?(?:\s+(?:you\s+know|i\s+told\s+you))?\s+(?:about|regarding|concerning"
+    r"|on|related\s+to|to\s+do\s+with)\s+",
+    re.IGNORECASE,
+)
+_GENERIC_TAIL = re.compile(
+    r"\s+(?:account|profile|details|info|information|stuff|things|data)$", re.IGNORECASE
+)
+
+
+def request_core(target: str) -> str:
+    """The subject of an "everything about ..." request ("my Steam account"
+    -> "my Steam"), or the target unchanged."""
+    core = _GENERIC_TAIL.sub("", _ABOUT.sub("", target.strip())).strip()
+    return core if core and core != target.strip() and words(core) else target
+
+
 def matchers(recall: Recall, target: str) -> list[Matcher]:
-    """The query stages (identifier, entity, phrase) that apply to a target."""
-    tokens = query_tokens(target)
+    """The query stages (identifier, entity, phrase, terms) that apply."""
     hasher = recall.hasher
+    core = request_core(target)
+    tokens = query_tokens(core)
     out: list[Matcher] = []
-    ident = query_keys(target)
+    ident = query_keys(core)
     if ident:
         out.append(
             Matcher(
@@ -177,6 +202,20 @@ def matchers(recall: Recall, target: str) -> list[Matcher]:
             lambda text: contains_phrase(compound_tokens(text), tokens),
         )
     )
+    # Last lexical resort: every content word, in any order ("dentist Dr.
+    # Moss" for "My dentist is Dr. Moss"), when at least one of them is
+    # distinctive (a name or a code), so common words alone never sweep.
+    content = [w for w in dict.fromkeys(words(core)) if w not in STOPWORDS and len(w) > 1]
+    distinctive = any(ch.isupper() or ch.isdigit() for ch in core if ch.isalnum())
+    if len(content) >= 2 and distinctive:
+        out.append(
+            Matcher(
+                "terms",
+                [hasher.term(w) for w in content],
+                True,
+                lambda text: set(content) <= set(words(text)),
+            )
+        )
     return out
 
 
@@ -261,7 +300,8 @@ def semantic(
     NOT under the mat" is not the location being replaced). A candidate
     counts only if the request itself relates to it (cosine of at least
     ``QUERY_FLOOR``) or, for a supersede, it shares ``OVERLAP_FLOOR`` of its
-    content words with the new value ("my GP" -> "Dr. Okafor at Riverside").
+    content words with the new value ("my GP" -> "Dr. Okafor at Riverside")
+    or a topic category with the request (``recall.categories``).
     The best is taken if it reaches ``STRONG`` with some lead, or ``WEAK``
     with a clear lead over the second; others only if they restate it
     (cosine of at least ``NEAR_DUPLICATE``) and score nearly as well.
@@ -286,7 +326,11 @@ def semantic(
         overlap = np.array([content_overlap(hint, t) for t in texts])
         flipped = np.array([negated(t) != negated(hint) for t in texts])
         scores = to_query + cands @ vecs[1] - POLARITY_PENALTY * flipped
-        eligible = (to_query >= QUERY_FLOOR) | (overlap >= OVERLAP_FLOOR)
+        # Same topic category as the request ("my employer" ~ "I started
+        # working at ...") stands in for a weak cosine.
+        topics = categories(target)
+        same_topic = np.array([bool(topics & categories(t)) for t in texts])
+        eligible = (to_query >= QUERY_FLOOR) | (overlap >= OVERLAP_FLOOR) | same_topic
         lead = SUPERSEDE_LEAD
     else:
         scores, eligible, lead = 2 * to_query, to_query >= QUERY_FLOOR, RELEASE_LEAD

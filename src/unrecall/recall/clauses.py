@@ -106,6 +106,10 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
         return f"{owner}'s {rest}"
     if owner and first in _SUBJECT_PRONOUNS:  # "he lives in ..."
         return f"{owner} {rest}"
+    if owner and first == "the" and subject.split()[0].casefold() in ("the", "our", "my"):
+        # "The storage unit is 118 and the access code is 7392": the code
+        # belongs to the unit.
+        return f"{owner}'s {rest}"
     return right
 
 

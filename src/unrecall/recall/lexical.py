@@ -112,14 +112,18 @@ def negated(text: str) -> bool:
     return bool(_NEGATION.search(text.replace("’", "'")))
 
 
+def stem(word: str) -> str:
+    """A crude English stem: works/worked/working -> work, moved/move -> mov."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
 def content_words(text: str) -> set[str]:
-    """Normalised words that carry meaning: no stopwords, plurals folded."""
-    out = set()
-    for w in words(text):
-        if w in STOPWORDS or len(w) < 2:
-            continue
-        out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
-    return out
+    """Stems of the words that carry meaning (no stopwords)."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
 
 
 def content_overlap(new: str, old: str) -> float:

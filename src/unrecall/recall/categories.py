@@ -1,0 +1,85 @@
+"""Topic categories of personal facts, from word lexicons.
+
+Deterministic and offline: a text belongs to every category one of whose
+stems it contains. Used where meaning alone is too weak a signal: two
+statements in the same category ("my employer" / "I started working at
+Dovetail") can name the same slot. Extend with ``register``.
+"""
+
+from __future__ import annotations
+
+from unrecall.recall.lexical import stem, words
+
+LEXICON: dict[str, set[str]] = {
+    "health": set(
+        """health doctor gp physician practitioner nurse hospital clinic surgery dentist
+        optician therapist therapy counsel counsell psychiatrist medic medication medicine
+        pill tablet mg dose prescription diagnos diabetes asthma allerg cancer pregnan
+        blood pressure heart symptom illness sick injur physio vaccin insulin sertraline
+        metformin depress anxiety migraine""".split()
+    ),
+    "finances": set(
+        """bank account salary pay paid earn income wage bonus tax loan mortgage debt
+        credit card savings saving invest pension budget rent bill invoice expens
+        cost price money euro pound dollar iban paypal insurance premium""".split()
+    ),
+    "family": set(
+        """mother mom mum father dad parent sister brother sibling son daughter child
+        kid children baby grandma grandpa grandmother grandfather aunt uncle cousin
+        niece nephew wife husband family""".split()
+    ),
+    "home": set(
+        """live lives lived home house flat apartment address street road avenue move
+        moved neighbour neighbor neighbourhood city town landlord landlady rent tenant
+        postcode zip""".split()
+    ),
+    "contact": set(
+        """phone mobile cell landline number email mail address contact call text sim
+        whatsapp telegram handle""".split()
+    ),
+    "work": set(
+        """work job employ employer employed company office boss manager colleague
+        coworker career occupation profession salary promotion intern contract client
+        startup team role hired fired resign commute""".split()
+    ),
+    "relationships": set(
+        """partner boyfriend girlfriend husband wife spouse married marriage engaged
+        divorce dating date single relationship ex fiance fiancee""".split()
+    ),
+    "credentials": set(
+        """password passcode pin code login username key token secret otp 2fa
+        verification recovery passphrase ssn passport licence license""".split()
+    ),
+    "travel": set(
+        """travel trip flight fly flying plane airport hotel booking holiday vacation
+        visa passport train journey seat airline destination""".split()
+    ),
+    "preferences": set(
+        """like love prefer favourite favorite enjoy hate dislike fan taste music band
+        artist food cuisine diet vegan vegetarian hobby sport team browser theme""".split()
+    ),
+}
+_STEMS: dict[str, set[str]] = {}
+
+
+def _index() -> dict[str, set[str]]:
+    if not _STEMS:
+        for cat, vocab in LEXICON.items():
+            for word in vocab:
+                _STEMS.setdefault(stem(word), set()).add(cat)
+    return _STEMS
+
+
+def register(category: str, vocabulary: set[str]) -> None:
+    """Add a category (or words to one), e.g. from a deployment's config."""
+    LEXICON.setdefault(category, set()).update(vocabulary)
+    _STEMS.clear()
+
+
+def categories(text: str) -> set[str]:
+    """Every category whose lexicon meets a word of ``text``."""
+    index = _index()
+    out: set[str] = set()
+    for w in words(text):
+        out |= index.get(stem(w), set())
+    return out
