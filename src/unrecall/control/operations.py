@@ -167,25 +167,64 @@ class ControlPlane:
             turn = self.storage.add_turn(tenant.id, "user", new_text, None, at, {})
             self.storage.index_turn(turn, self.recall.hasher.document(new_text))
             kind = found.rows[0].kind if found.rows else "note"
-            new = self._derive(tenant, new_text, kind, [turn.id], at, None, {"role": "user"})
+            clauses = split_clauses(new_text)
+            kind = kind if len(clauses) == 1 else "clause"
+            news = [
+                self._derive(tenant, c, kind, [turn.id], at, None, {"role": "user"})
+                for c in clauses
+            ]
             if _dated_before(new_text, found.rows):
                 # "In 2019 I lived in Lyon" after "Since 2023 I live in
                 # Porto": the later-dated state stays current; the new
                 # statement goes straight into history.
                 newest = max(found.rows, key=lambda r: latest_date(r.text) or (0, 0, 0))
-                self.storage.set_state([new.id], SUPERSEDED, at)
-                self.storage.set_superseded_by([new.id], newest.id)
+                self.storage.set_state([n.id for n in news], SUPERSEDED, at)
+                self.storage.set_superseded_by([n.id for n in news], newest.id)
                 found = Target([], "older", found.similarity, found.decision)
             else:
-                self._retire(found.rows, new, at)
+                rows = found.rows + self._replaced_siblings(tenant, found.rows, clauses)
+                found = Target(rows, found.match, found.similarity, found.decision)
+                self._retire(found.rows, news[0], at)
+                self.recall.index_memories(news[1:])
             ids = [r.uid for r in found.rows]
+            created = [n.uid for n in news]
             self.audit.record(
                 tenant.key,
                 "supersede",
-                [*ids, new.uid, turn.uid],
+                [*ids, *created, turn.uid],
                 {"match": found.match, "count": len(ids)},
             )
-        return OpReport("supersede", ids, found.match, [new.uid], detail=_decision(found))
+        return OpReport("supersede", ids, found.match, created, detail=_decision(found))
+
+    def _replaced_siblings(
+        self, tenant: Tenant, targets: list[MemoryRow], new_clauses: list[str]
+    ) -> list[MemoryRow]:
+        """Clauses said in the same turn as a target that a clause of the new
+        value replaces too ("...teacher; our lessons are on Tuesdays" ->
+        "...; our lessons are now on Thursdays"): each new clause goes to the
+        old clause closest to it, and takes it if that is a sibling."""
+        if not targets:
+            return []
+        turn_ids = [
+            t.id for ts in self.storage.sources([r.id for r in targets]).values() for t in ts
+        ]
+        taken = {r.id for r in targets}
+        siblings = [
+            r
+            for r in self.storage.memories_by_id(self.storage.derived(turn_ids))
+            if r.id not in taken and r.state == ACTIVE and tenant.covers(r)
+        ]
+        if not siblings:
+            return []
+        pool = targets + siblings
+        vecs = self.recall.embedder.embed(new_clauses + [r.text for r in pool])
+        sims = vecs[len(new_clauses) :] @ vecs[: len(new_clauses)].T
+        chosen = {int(sims[:, j].argmax()) for j in range(len(new_clauses))}
+        return [
+            pool[i]
+            for i in sorted(chosen)
+            if i >= len(targets) and float(sims[i].max()) >= SIBLING_MIN
+        ]
 
     def edit(self, tenant: Tenant, uid: str, new_text: str) -> OpReport:
         """Partial supersede: a corrected version keeps the old one's sources."""
@@ -377,6 +416,10 @@ class ControlPlane:
         if row is None:
             raise NotFound(f"no memory {show_id(uid)} for this tenant")
         return row
+
+
+# A sibling clause is replaced only by a new clause this close to it.
+SIBLING_MIN = 0.45
 
 
 def _dated_before(new_text: str, rows: list[MemoryRow]) -> bool:

@@ -40,7 +40,10 @@ LEXICON: dict[str, set[str]] = {
     "work": set(
         """work job employ employer employed company office boss manager colleague
         coworker career occupation profession salary promotion intern contract client
-        startup team role hired fired resign commute""".split()
+        startup team role hired fired resign commute barista developer engineer
+        designer analyst accountant lawyer teacher chef cook waiter driver consultant
+        architect programmer scientist researcher clerk cashier electrician plumber
+        freelance freelancer journalist editor writer translator pilot""".split()
     ),
     "relationships": set(
         """partner boyfriend girlfriend husband wife spouse married marriage engaged

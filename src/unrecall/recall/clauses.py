@@ -41,6 +41,8 @@ _CLAUSE_OPENERS = frozenset(
     "they're it it's my our his her their".split()
 )
 _POSSESSIVES = {"his", "her", "their", "its"}
+# "... and I see him on Thursdays" leans on the first clause: keep them whole.
+_OBJECT_PRONOUNS = {"him", "them", "it"}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“'(])")
 _JOINER = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’]+")
@@ -106,7 +108,13 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
         return f"{owner}'s {rest}"
     if owner and first in _SUBJECT_PRONOUNS:  # "he lives in ..."
         return f"{owner} {rest}"
-    if owner and first == "the" and subject.split()[0].casefold() in ("the", "our", "my"):
+    np_words = set(_tokens(right.split(" is ")[0])) - {"the"}
+    if (
+        owner
+        and first == "the"
+        and subject.split()[0].casefold() in ("the", "our", "my")
+        and not np_words & set(_tokens(subject))  # "the bike" after "My bike ..." is the bike
+    ):
         # "The storage unit is 118 and the access code is 7392": the code
         # belongs to the unit.
         return f"{owner}'s {rest}"
@@ -119,7 +127,11 @@ def split_clauses(text: str) -> list[str]:
     out: list[str] = []
     for sentence in _sentences(text):
         pieces = [p for p in _JOINER.split(sentence) if p and p.strip()]
-        if len(pieces) < 2 or not all(_is_clause(p) for p in pieces):
+        if (
+            len(pieces) < 2
+            or not all(_is_clause(p) for p in pieces)
+            or any(_OBJECT_PRONOUNS & set(_tokens(p)[1:]) for p in pieces[1:])
+        ):
             out.append(sentence.strip())
             continue
         subject, owner = _subject(pieces[0])

@@ -108,6 +108,9 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
         # this national number.
         nsn = phonenumbers.national_significant_number(number)
         found.append(Identifier("phone", f"phone_nsn:{nsn}{ext}", s, e))
+        # As written, whatever region the parser guessed ("07700 900123").
+        written = re.sub(r"[^A-Za-z0-9]", "", text[s:e]).upper()
+        found.append(Identifier("compact", f"compact:{written}", s, e))
 
     for m in _EMAIL.finditer(text):
         if "." in m.group(2):
@@ -253,6 +256,9 @@ def _compact_windows(query: str) -> set[str]:
     """
     tokens = re.findall(r"[A-Za-z0-9]+", query)
     out: set[str] = set()
+    intl = re.match(r"\s*\+(\d{1,3})\b", query)
+    if intl and len(tokens) > 1:  # "+44 7700 900123" is also written "07700 900123"
+        out.add("compact:0" + "".join(tokens[1:]).upper())
     while tokens:
         compact = "".join(tokens).upper()
         if len(compact) >= 5 and any(c.isdigit() for c in compact):
