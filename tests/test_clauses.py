@@ -35,3 +35,28 @@ def test_compound_statements_split(text: str, clauses: list[str]) -> None:
 )
 def test_single_facts_stay_whole(text: str) -> None:
     assert split_clauses(text) == [text]
+
+
+@pytest.mark.parametrize(
+    ("text", "clauses"),
+    [
+        (
+            "I drive a blue Golf and I park it in bay 17 at work",
+            ["I drive a blue Golf", "I park the blue Golf in bay 17 at work"],
+        ),
+        (
+            "My therapist is Dr. Hallworth and I see him on Thursdays",
+            ["My therapist is Dr. Hallworth", "I see Dr. Hallworth on Thursdays"],
+        ),
+        (
+            "The storage unit is number 118 and the access code is 7392",
+            ["The storage unit is number 118", "The storage unit's access code is 7392"],
+        ),
+        (
+            "My bike lock code is 3-9-1 and the bike is a grey Brompton",
+            ["My bike lock code is 3-9-1", "the bike is a grey Brompton"],
+        ),
+    ],
+)
+def test_split_clauses_name_what_they_lean_on(text: str, clauses: list[str]) -> None:
+    assert split_clauses(text) == clauses

@@ -206,7 +206,11 @@ def matchers(recall: Recall, target: str) -> list[Matcher]:
     # Moss" for "My dentist is Dr. Moss"), when at least one of them is
     # distinctive (a name or a code), so common words alone never sweep.
     content = [w for w in dict.fromkeys(words(core)) if w not in STOPWORDS and len(w) > 1]
-    distinctive = any(ch.isupper() or ch.isdigit() for ch in core if ch.isalnum())
+    distinctive = any(
+        w[0].isupper() or any(c.isdigit() for c in w)
+        for w in re.findall(r"\w+", core)
+        if w.casefold() not in STOPWORDS
+    )
     if len(content) >= 2 and distinctive:
         out.append(
             Matcher(

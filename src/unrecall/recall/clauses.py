@@ -41,7 +41,8 @@ _CLAUSE_OPENERS = frozenset(
     "they're it it's my our his her their".split()
 )
 _POSSESSIVES = {"his", "her", "their", "its"}
-# "... and I see him on Thursdays" leans on the first clause: keep them whole.
+# "... and I see him on Thursdays": the pronoun stands for the first
+# clause's object, which the split clause then names.
 _OBJECT_PRONOUNS = {"him", "them", "it"}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“'(])")
 _JOINER = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
@@ -95,6 +96,18 @@ def _subject(clause: str) -> tuple[str, str | None]:
     return subject, owner
 
 
+def _object(clause: str) -> str | None:
+    """What follows the first verb ("Dr. Hallworth", "the blue Golf")."""
+    words = clause.split()
+    v = _verb_at(_tokens(clause))
+    if v is None or v + 1 >= len(words):
+        return None
+    obj = words[v + 1 :]
+    if obj[0].casefold() in ("a", "an"):
+        obj = ["the", *obj[1:]]
+    return " ".join(obj).rstrip(",;.")
+
+
 def _resolve(right: str, subject: str, owner: str | None) -> str:
     """Give a right-hand clause the subject the left one established."""
     toks = _tokens(right)
@@ -127,16 +140,16 @@ def split_clauses(text: str) -> list[str]:
     out: list[str] = []
     for sentence in _sentences(text):
         pieces = [p for p in _JOINER.split(sentence) if p and p.strip()]
-        if (
-            len(pieces) < 2
-            or not all(_is_clause(p) for p in pieces)
-            or any(_OBJECT_PRONOUNS & set(_tokens(p)[1:]) for p in pieces[1:])
-        ):
+        if len(pieces) < 2 or not all(_is_clause(p) for p in pieces):
             out.append(sentence.strip())
             continue
         subject, owner = _subject(pieces[0])
+        obj = _object(pieces[0])
         out.append(pieces[0].strip().rstrip(",;"))
         for piece in pieces[1:]:
-            out.append(_resolve(piece.strip().rstrip(",;"), subject, owner))
+            clause = _resolve(piece.strip().rstrip(",;"), subject, owner)
+            if obj:
+                clause = re.sub(r"\b(?:him|them|it)\b", obj, clause, count=1)
+            out.append(clause)
     clauses = [c for c in out if c]
     return clauses if len(clauses) > 1 else [text]
