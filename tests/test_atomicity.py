@@ -136,6 +136,19 @@ def test_index_failing_on_second_row_rolls_back_and_cache_stays_true(
     assert_consistent_with_disk(store)
 
 
+def test_rollback_drops_vectors_seen_inside_the_transaction(store: Memory) -> None:
+    # the tenant's vector cache is cold: the search inside the transaction
+    # builds it from vec0 rows that include the uncommitted memory
+    with pytest.raises(Boom), store.storage.transaction():
+        store.add("alpha enjoys gamma rays", user_id="u")
+        hits = store.search("gamma rays", user_id="u")
+        assert hits[0].text == "alpha enjoys gamma rays"
+        raise Boom("injected failure")
+    assert store.search("gamma rays", user_id="u", mode="lexical") == []
+    assert "alpha enjoys gamma rays" not in [h.text for h in store.search("gamma", user_id="u")]
+    assert_consistent_with_disk(store)
+
+
 def test_failed_purge_keeps_everything(store: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = token()
     mid = store.add(f"alpha's locker code is {secret}", user_id="u").ids[0]

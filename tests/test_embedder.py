@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
 
@@ -164,8 +165,12 @@ def test_reopening_with_another_embedder_is_refused(
     with Memory(path, embedder=first) as mem:
         mid = mem.add("a memory built with one embedder", user_id="u").ids[0]
     second: str | Embedder = TinyEmbedder() if reopened_with == "custom" else reopened_with
-    with pytest.raises(StoreError, match="embedder"):
+    open_before = len(apsw.connections())
+    with pytest.raises(StoreError, match="embedder") as refused:
         Memory(path, embedder=second)
+    # the refused open closed its handle, even while the error (and with it
+    # the half-built store) is still referenced
+    assert refused.value is not None and len(apsw.connections()) == open_before
     # the store itself is untouched and opens with its own embedder
     with Memory(path, embedder=first) as mem:
         assert mem.get(mid, user_id="u").text == "a memory built with one embedder"

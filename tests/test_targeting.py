@@ -6,6 +6,7 @@ import pytest
 from helpers import ALL_STATES, snapshot
 
 from unrecall import InvalidInput, Memory
+from unrecall.control.targeting import entity_keys
 
 
 def active_texts(mem: Memory, user_id: str = "u") -> list[str]:
@@ -131,3 +132,10 @@ def test_wordless_targets_are_refused(fast_mem: Memory, target: str) -> None:
     with pytest.raises(InvalidInput):
         fast_mem.purge(target, user_id="u")
     assert [i.text for i in fast_mem.get_all(user_id="u", states=ALL_STATES)] == ["some memory"]
+
+
+def test_codes_are_not_entity_names() -> None:
+    # "AA-10-2" is capitalised, but as a name it would reach "AA-10", "AA-100"...
+    for code in ("AA-10-2", "Zed9", "TKT-100", "B2B"):
+        assert entity_keys(code) == set(), code
+    assert entity_keys("Frank") and entity_keys("everything about Grace Hopper")

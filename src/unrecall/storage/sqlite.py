@@ -84,7 +84,11 @@ class SQLiteStorage:
         self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
         self._vectors: dict[int, TenantVectors] = {}
         self._data_version = self._scalar("PRAGMA data_version")
-        self._migrate(embedder_name)
+        try:
+            self._migrate(embedder_name)
+        except BaseException:  # wrong embedder or newer schema: do not leak the handle
+            self._db.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------
     def _scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
