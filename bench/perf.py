@@ -1,0 +1,1276 @@
+"""Performance benchmark for unrecall (issue #2).
+
+Measures, through the public ``Memory`` API and with the default MiniLM
+embedder:
+
+* ingest throughput (memories/s, embedding included): batched ``add`` calls
+  of ``--batch`` chat messages, and single-text ``add`` calls on a sample;
+* recall latency p50/p95/mean at each ``--sizes`` (query embedding
+  included), in hybrid and lexical mode, plus a breakdown of where the time
+  goes (query embedding, FTS5 BM25, vector top-k, row fetch);
+* purge latency, by id and by an exact identifier query, one memory at a
+  time, each including the WAL checkpoint the library does;
+* bytes per memory: ``.db`` + ``-wal`` after a checkpoint / memories.
+
+Usage::
+
+    python bench/perf.py --sizes 10000 100000 --out docs/benchmarks.md
+    python bench/perf.py --quick            # 2k memories, for development
+
+Built stores are cached under ``--cache-dir`` keyed by the corpus
+parameters (never in the repo); every measurement runs on a throwaway copy,
+so the cache is never modified. ``--rebuild`` forces the build (and so a
+fresh ingest measurement). The markdown goes between ``<!-- perf:begin -->``
+and ``<!-- perf:end -->`` in ``--out`` so other sections of the file stay;
+the JSON goes next to it as ``<stem>-perf.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import json
+import os
+import platform
+import pstats
+import random
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+import onnxruntime
+
+import unrecall
+from unrecall import Memory
+from unrecall.recall.lexical import TermHasher
+from unrecall.storage.schema import SCHEMA_VERSION
+
+CORPUS_VERSION = 1  # bump when the generator changes, so caches are not reused
+BIG_USER = "bench-big"
+SMALL_USER = "bench-small"
+BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
+TARGETS = {"recall_p50_ms": 15.0, "ingest_per_s": 300.0, "purge_ms": 20.0}
+
+# --------------------------------------------------------------------------
+# Synthetic corpus
+# --------------------------------------------------------------------------
+# Real memories are long-tailed: a few common words ("my", "likes") and many
+# rare proper nouns, numbers and identifiers. The vocabularies below are
+# large, and pseudo proper nouns built from syllables give the long tail, so
+# BM25 sees realistic document frequencies rather than a handful of templates.
+
+FIRST = (
+    "Aaron Abigail Adam Adrian Aisha Alan Alba Alex Alice Amara Amelia Amir Ana Andre Andrea"
+    " Angela Anna Anton Arjun Asha Ava Ben Bianca Boris Bruno Camila Carlos Carmen Chen Chloe"
+    " Chris Clara Colin Dana Daniel Dario David Deepa Diego Dmitri Elena Eli Elif Emil Emma"
+    " Enzo Erik Eva Farah Felix Fiona Frank Freya Gabriel Gemma George Grace Hana Hannah"
+    " Hassan Helen Henrik Hugo Ian Ines Ingrid Isaac Isabel Ivan Jack Jade Jamal James Jana"
+    " Javier Jin Joao Jonas Jorge Julia Kai Karin Kenji Kiran Lara Laura Leo Liam Lina Lucas"
+    " Lucia Luis Maya Marco Maria Marta Mateo Max Mei Mia Miguel Mila Mohammed Nadia Naomi"
+    " Nico Nina Noah Nora Olga Omar Oscar Paula Pedro Petra Priya Rafael Rahul Rania Rosa"
+    " Ruben Ruth Sam Sara Sofia Sven Tara Theo Tomas Uma Valentina Victor Vera Wei Yara Yusuf"
+    " Zara Zoe"
+).split()
+LAST = (
+    "Abbott Adler Alvarez Andersen Baker Banerjee Bauer Becker Bishop Brandt Castillo Chan"
+    " Chowdhury Costa Cruz Dahl Delgado Dubois Eriksen Evans Fischer Fontaine Garcia Gill"
+    " Gomez Gupta Hahn Hansen Haddad Ito Ivanova Jansen Jensen Kapoor Keller Kim Kowalski"
+    " Kruger Larsen Lebrun Lindqvist Lopez Mahmoud Marino Martens Meyer Moreau Murphy Nagy"
+    " Nakamura Novak Nowak Okafor Olsen Ortiz Park Patel Perez Petrov Quinn Ramos Reyes Rossi"
+    " Sato Schmidt Schulz Silva Singh Sousa Suzuki Tanaka Torres Vargas Varga Vogel Wagner"
+    " Walsh Weber Wong Yamamoto Yilmaz Young Zhang Zimmermann"
+).split()
+CITIES = (
+    "Lisbon Porto Madrid Seville Valencia Barcelona Lyon Marseille Paris Nantes Brussels"
+    " Antwerp Amsterdam Utrecht Rotterdam Hamburg Berlin Munich Leipzig Cologne Vienna Graz"
+    " Zurich Geneva Basel Milan Turin Bologna Naples Florence Rome Athens Thessaloniki Sofia"
+    " Bucharest Budapest Prague Brno Krakow Warsaw Gdansk Vilnius Riga Tallinn Helsinki"
+    " Stockholm Gothenburg Oslo Bergen Copenhagen Aarhus Dublin Cork Edinburgh Glasgow"
+    " Manchester Leeds Bristol London Cardiff Reykjavik Istanbul Izmir Cairo Casablanca"
+    " Nairobi Lagos Accra Johannesburg Capetown Dubai Doha Mumbai Pune Bangalore Chennai Delhi"
+    " Kathmandu Bangkok Hanoi Singapore Jakarta Manila Seoul Busan Tokyo Osaka Kyoto Sapporo"
+    " Taipei Shanghai Beijing Sydney Melbourne Brisbane Auckland Wellington Vancouver Toronto"
+    " Montreal Boston Chicago Denver Austin Seattle Portland Atlanta Miami Lima Bogota Quito"
+    " Santiago Montevideo Asuncion Mexico Guadalajara Havana"
+).split()
+FOODS = (
+    "sushi ramen pho tacos burritos paella risotto lasagna gnocchi pizza falafel hummus"
+    " shakshuka dumplings curry biryani dal tandoori kimchi bibimbap bulgogi tempura udon"
+    " ceviche empanadas arepas pierogi goulash moussaka souvlaki tapas croissants bagels"
+    " pancakes waffles oatmeal granola yogurt cheesecake tiramisu baklava churros brownies"
+    " sourdough focaccia pesto carbonara gazpacho borscht couscous tagine jollof injera"
+    " laksa satay rendang adobo poutine lobster oysters mussels salmon tuna tofu tempeh"
+    " avocado mango papaya durian figs dates pistachios cashews almonds peanuts"
+).split()
+DRINKS = (
+    "espresso cappuccino flat-white cortado matcha chai rooibos kombucha lemonade cider"
+    " lager stout riesling malbec prosecco sake mezcal whisky gin oat-milk-latte"
+).split()
+HOBBIES = (
+    "bouldering climbing hiking trail-running cycling swimming rowing kayaking sailing"
+    " surfing skiing snowboarding yoga pilates chess go sudoku crosswords knitting crochet"
+    " pottery woodworking gardening birdwatching astronomy photography painting sketching"
+    " calligraphy origami baking fermenting brewing beekeeping fishing archery fencing"
+    " judo karate boxing tango salsa ballet choir improv podcasting blogging"
+    " geocaching volunteering tutoring"
+).split()
+INSTRUMENTS = "piano violin cello guitar ukulele drums saxophone trumpet flute harp".split()
+GENRES = "jazz techno folk blues opera reggae bluegrass synthwave afrobeat bossa-nova".split()
+RELATIONS = (
+    "sister brother mother father daughter son wife husband partner cousin aunt uncle"
+    " grandmother grandfather niece nephew roommate neighbour manager colleague mentor"
+    " landlord accountant therapist dentist physiotherapist"
+).split()
+PETS = "dog cat parrot rabbit hamster tortoise ferret gecko budgie goldfish".split()
+JOBS = (
+    "nurse architect paramedic teacher pharmacist translator carpenter electrician"
+    " data-engineer product-manager barista pilot chef journalist lawyer accountant"
+    " veterinarian librarian firefighter researcher designer plumber"
+).split()
+COMPANIES = (
+    "Northwind Contoso Fabrikam Globex Initech Umbrella Hooli Vandelay Acme Wayfarer"
+    " Bluefin Lumen Orbital Quanta Redwood Silverline Tidewater Evergreen Polaris Kestrel"
+).split()
+ALLERGIES = (
+    "penicillin peanuts shellfish latex pollen gluten lactose sesame bee-stings dust-mites"
+).split()
+MEDS = "ibuprofen metformin levothyroxine insulin salbutamol cetirizine omeprazole".split()
+CARS = (
+    "Toyota-Corolla Honda-Civic VW-Golf Tesla-Model-3 Skoda-Octavia Volvo-XC60 Fiat-Panda"
+    " Renault-Clio Mazda-3 Subaru-Outback Kia-Niro Ford-Focus"
+).split()
+COLORS = "red blue green yellow teal navy burgundy olive charcoal lavender coral".split()
+MONTHS = (
+    "January February March April May June July August September October November December"
+).split()
+DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+SHOPS = (
+    "bookshop bakery pharmacy hardware-store florist butcher gym library clinic garage"
+).split()
+LANGS = "Portuguese Japanese Korean Arabic Swahili Italian German Dutch Polish Greek".split()
+PRODUCTS = (
+    "laptop headphones standing-desk espresso-machine e-reader running-shoes backpack"
+    " monitor keyboard tent sleeping-bag blender air-fryer vacuum bicycle helmet"
+    " smartwatch camera-lens drone phone-case office-chair"
+).split()
+DOMAINS = "gmail.com proton.me outlook.com fastmail.com icloud.com yahoo.com hey.com".split()
+CONTEXT = (
+    "last summer",
+    "since college",
+    "after the move",
+    "according to my doctor",
+    "as of this spring",
+    "when I was a kid",
+    "on weekends",
+    "most evenings",
+    "before the pandemic",
+    "during the winter",
+    "for about three years",
+    "ever since the wedding",
+    "at least once a month",
+    "whenever work gets stressful",
+    "if the weather allows",
+    "usually with friends",
+    "on the way to the office",
+)
+SYLLABLES = (
+    "ka ri to mel an dor vi sa len bra quin tha mo ze lo fin gar ves pel ru na cor tis"
+    " bel ost ur ia wen dal ker oph"
+).split()
+
+
+def _proper(rng: random.Random) -> str:
+    """A pseudo proper noun (place, pet, project, café name): the long tail."""
+    return "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
+
+
+def _w(word: str) -> str:
+    """Vocabulary entries use hyphens for multiword items; speak them as words."""
+    return word.replace("-", " ")
+
+
+class CorpusGen:
+    """Deterministic generator of varied first-person memories and queries.
+
+    Identifiers are unique across everything one generator produces, so a
+    purge by identifier targets exactly one memory.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self._used: set[str] = set()
+        self.identifiers: dict[int, str] = {}  # memory index -> unique identifier
+
+    # -- identifiers -----------------------------------------------------
+    def _unique(self, make: Callable[[], str]) -> str:
+        while True:
+            value = make()
+            if value.casefold() not in self._used:
+                self._used.add(value.casefold())
+                return value
+
+    def email(self) -> str:
+        """A unique email address."""
+        r = self.rng
+        return self._unique(
+            lambda: (
+                f"{r.choice(FIRST).lower()}.{r.choice(LAST).lower()}"
+                f"{r.randint(1, 999)}@{r.choice(DOMAINS)}"
+            )
+        )
+
+    def phone(self) -> str:
+        """A unique phone number (hyphenated, so it is one identifier token)."""
+        r = self.rng
+        return self._unique(
+            lambda: f"+{r.randint(1, 49)}-{r.randint(200, 999)}-555-{r.randint(1000, 9999)}"
+        )
+
+    def order_id(self) -> str:
+        """A unique order, ticket or booking reference."""
+        r = self.rng
+        prefix = r.choice(("ORD", "TKT", "INV", "BKG", "RMA", "PO"))
+        return self._unique(lambda: f"{prefix}-{r.randint(100000, 99999999)}")
+
+    def plate(self) -> str:
+        """A unique licence plate."""
+        r = self.rng
+        letters = "ABCDEFGHJKLMNPRSTUVWXYZ"
+        return self._unique(
+            lambda: (
+                f"{r.choice(letters)}{r.choice(letters)}-{r.randint(100, 9999)}-"
+                f"{r.choice(letters)}{r.choice(letters)}"
+            )
+        )
+
+    # -- memories --------------------------------------------------------
+    def memory(self, index: int) -> str:
+        """One memory of 8-30 words; records its identifier if it has one."""
+        while True:
+            text, ident = self._draft()
+            if self.rng.random() < 0.15:  # compound memories: two facts in one turn
+                more, extra = self._draft()
+                ident = ident or extra  # any second identifier stays reserved: unique
+                text = f"{text} Also, {more}"
+            n = len(text.split())
+            if n < 8:
+                text = f"{text.rstrip('.')} {self.rng.choice(CONTEXT)}."
+                n = len(text.split())
+            if 8 <= n <= 30:
+                if ident is not None:
+                    self.identifiers[index] = ident
+                return text
+            if ident is not None:  # drop an unused identifier so it stays unique
+                self._used.discard(ident.casefold())
+
+    def _draft(self) -> tuple[str, str | None]:
+        r = self.rng
+        first, last, city = r.choice(FIRST), r.choice(LAST), r.choice(CITIES)
+        rel, ctx = r.choice(RELATIONS), r.choice(CONTEXT)
+        day, month, year = r.choice(DAYS), r.choice(MONTHS), r.randint(2008, 2026)
+        hh, mm = r.randint(7, 20), r.choice(("00", "15", "30", "45"))
+        kind = r.randrange(30)
+        if kind == 0:
+            e = self.email()
+            return (
+                f"My {rel} {first} uses {e} for anything about the {r.choice(COMPANIES)} account.",
+                e,
+            )
+        if kind == 1:
+            e = self.email()
+            return f"Send the {r.choice(MONTHS)} invoices to {e}, not to my personal inbox.", e
+        if kind == 2:
+            p = self.phone()
+            return f"{first} {last}'s mobile number is {p}; call after {hh}:{mm} on weekdays.", p
+        if kind == 3:
+            p = self.phone()
+            return f"The {r.choice(SHOPS).replace('-', ' ')} in {city} can be reached at {p}.", p
+        if kind == 4:
+            o = self.order_id()
+            prod = _w(r.choice(PRODUCTS))
+            return (
+                f"Order {o} for the {r.choice(COLORS)} {prod} should arrive by {day}, "
+                f"{r.randint(1, 28)} {month}.",
+                o,
+            )
+        if kind == 5:
+            o = self.order_id()
+            return (
+                f"Support ticket {o} about the broken {_w(r.choice(PRODUCTS))} is still "
+                f"open with {r.choice(COMPANIES)}.",
+                o,
+            )
+        if kind == 6:
+            pl = self.plate()
+            return (
+                f"My {rel}'s {_w(r.choice(CARS))} has the licence plate {pl} "
+                f"and is {r.choice(COLORS)}.",
+                pl,
+            )
+        if kind == 7:
+            return f"I am allergic to {_w(r.choice(ALLERGIES))}, {ctx} it gives me hives.", None
+        if kind == 8:
+            return (
+                f"I take {r.choice(MEDS)} {r.choice(('every morning', 'twice a day', 'at night'))}"
+                f" as prescribed by Dr. {last}.",
+                None,
+            )
+        if kind == 9:
+            return (
+                f"My favourite dish is {r.choice(FOODS)} from {_proper(r)} in {city}, "
+                f"especially {ctx}.",
+                None,
+            )
+        if kind == 10:
+            return (
+                f"I really dislike {r.choice(FOODS)} and would rather have "
+                f"{r.choice(FOODS)} {ctx}.",
+                None,
+            )
+        if kind == 11:
+            return f"I drink {_w(r.choice(DRINKS))} {ctx}, never after {r.randint(2, 6)} pm.", None
+        if kind == 12:
+            return (
+                f"I have been into {_w(r.choice(HOBBIES))} {ctx} and go with {first} every {day}.",
+                None,
+            )
+        if kind == 13:
+            return (
+                f"I started learning the {r.choice(INSTRUMENTS)} in {year} and mostly play "
+                f"{_w(r.choice(GENRES))}.",
+                None,
+            )
+        if kind == 14:
+            return f"My {rel} {first} lives in {city} and works as a {_w(r.choice(JOBS))}.", None
+        if kind == 15:
+            return (
+                f"{first}'s birthday is on {r.randint(1, 28)} {month}; "
+                f"{r.choice(('she', 'he', 'they'))} loves {r.choice(FOODS)}.",
+                None,
+            )
+        if kind == 16:
+            return (
+                f"We adopted a {r.choice(PETS)} called {_proper(r)} in {month} {year} "
+                f"from a shelter near {city}.",
+                None,
+            )
+        if kind == 17:
+            return (
+                f"Dentist appointment with Dr. {last} on {day} at {hh}:{mm}, "
+                f"remember to bring the insurance card.",
+                None,
+            )
+        if kind == 18:
+            return (
+                f"Flight to {city} leaves {day} {r.randint(1, 28)} {month} at {hh}:{mm}; "
+                f"seat {r.randint(1, 40)}{r.choice('ABCDEF')}.",
+                None,
+            )
+        if kind == 19:
+            return (
+                f"I moved from {r.choice(CITIES)} to {city} in {year} and rent a flat on "
+                f"{_proper(r)} Street.",
+                None,
+            )
+        if kind == 20:
+            return (
+                f"I work as a {_w(r.choice(JOBS))} at {r.choice(COMPANIES)} since {year}; "
+                f"my manager is {first} {last}.",
+                None,
+            )
+        if kind == 21:
+            return (
+                f"I am learning {r.choice(LANGS)} with a tutor named {first}, "
+                f"lessons every {day} evening.",
+                None,
+            )
+        if kind == 22:
+            return (
+                f"The wifi password at the {_proper(r)} cabin is written on the fridge, "
+                f"ask {first} if it changed.",
+                None,
+            )
+        if kind == 23:
+            return (
+                f"{first} {last} recommended the book {_proper(r)} and the {_proper(r)} "
+                f"podcast about {_w(r.choice(HOBBIES))}.",
+                None,
+            )
+        if kind == 24:
+            return (
+                f"I prefer {r.choice(('aisle', 'window'))} seats, {r.choice(COLORS)} notebooks "
+                f"and meetings before {hh} o'clock.",
+                None,
+            )
+        if kind == 25:
+            return (
+                f"Project {_proper(r)} at {r.choice(COMPANIES)} is due in {month}; "
+                f"{first} owns the {r.choice(('backend', 'budget', 'design', 'rollout'))}.",
+                None,
+            )
+        if kind == 26:
+            return (
+                f"Went to a {_w(r.choice(GENRES))} concert in {city} with my {rel} in "
+                f"{month} {year}, {ctx}.",
+                None,
+            )
+        if kind == 27:
+            return (
+                f"My {r.choice(PETS)} needs its vaccination at the vet on {day}; "
+                f"the clinic is on {_proper(r)} Road.",
+                None,
+            )
+        if kind == 28:
+            return (
+                f"I am training for the {city} half marathon in {month}, aiming for under "
+                f"{r.randint(90, 130)} minutes.",
+                None,
+            )
+        return (
+            f"My {rel} {first} gave me a {_w(r.choice(PRODUCTS))} for my birthday "
+            f"in {year}, {ctx}.",
+            None,
+        )
+
+    # -- queries ---------------------------------------------------------
+    def query(self) -> str:
+        """One natural-language recall query in the same vocabulary."""
+        r = self.rng
+        templates: list[Callable[[], str]] = [
+            lambda: f"what is my {r.choice(RELATIONS)}'s email address",
+            lambda: f"phone number for {r.choice(FIRST)} {r.choice(LAST)}",
+            lambda: f"when does my {_w(r.choice(PRODUCTS))} order arrive",
+            lambda: f"am I allergic to {_w(r.choice(ALLERGIES))}",
+            lambda: "which medication do I take in the morning",
+            lambda: f"where can I get good {r.choice(FOODS)} in {r.choice(CITIES)}",
+            lambda: f"foods I do not like such as {r.choice(FOODS)}",
+            lambda: f"what do I drink in the {r.choice(('morning', 'evening'))}",
+            lambda: f"hobbies I do with {r.choice(FIRST)}",
+            lambda: f"when did I start playing the {r.choice(INSTRUMENTS)}",
+            lambda: f"where does my {r.choice(RELATIONS)} live",
+            lambda: f"when is {r.choice(FIRST)}'s birthday",
+            lambda: f"what is the name of our {r.choice(PETS)}",
+            lambda: f"dentist appointment on {r.choice(DAYS)}",
+            lambda: f"flight to {r.choice(CITIES)} seat and time",
+            lambda: f"when did I move to {r.choice(CITIES)}",
+            lambda: f"who is my manager at {r.choice(COMPANIES)}",
+            lambda: f"{r.choice(LANGS)} lessons schedule",
+            lambda: "wifi password for the cabin",
+            lambda: f"book recommendation about {_w(r.choice(HOBBIES))}",
+            lambda: "do I prefer aisle or window seats",
+            lambda: f"deadline of the project at {r.choice(COMPANIES)}",
+            lambda: f"{_w(r.choice(GENRES))} concert I went to",
+            lambda: "when is the vet appointment",
+            lambda: f"half marathon goal time in {r.choice(CITIES)}",
+            lambda: f"birthday present from my {r.choice(RELATIONS)}",
+            lambda: f"licence plate of the {_w(r.choice(CARS))}",
+            lambda: f"open support tickets with {r.choice(COMPANIES)}",
+            lambda: f"where should the {r.choice(MONTHS)} invoices go",
+            lambda: f"contact for the {_w(r.choice(SHOPS))} in {r.choice(CITIES)}",
+        ]
+        return r.choice(templates)()
+
+
+def make_corpus(n: int, seed: int) -> tuple[list[str], dict[int, str]]:
+    """``n`` memories and the unique identifier held by some of them."""
+    gen = CorpusGen(seed)
+    texts = [gen.memory(i) for i in range(n)]
+    return texts, dict(gen.identifiers)
+
+
+def make_queries(n: int, seed: int) -> list[str]:
+    """``n`` distinct recall queries."""
+    gen = CorpusGen(seed)
+    out: dict[str, None] = {}
+    while len(out) < n:
+        out[gen.query()] = None
+    return list(out)
+
+
+# --------------------------------------------------------------------------
+# Measurement helpers
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Dist:
+    """Latency summary in milliseconds."""
+
+    n: int
+    p50: float
+    p95: float
+    mean: float
+    max: float
+
+    @classmethod
+    def of(cls, seconds: Sequence[float]) -> Dist:
+        """Summarise a list of durations given in seconds."""
+        ms = np.asarray(seconds, dtype=np.float64) * 1000.0
+        return cls(
+            len(ms),
+            round(float(np.percentile(ms, 50)), 3),
+            round(float(np.percentile(ms, 95)), 3),
+            round(float(ms.mean()), 3),
+            round(float(ms.max()), 3),
+        )
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Wall time of one call (perf_counter) and its result."""
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def store_bytes(db: Path) -> int:
+    """Bytes of the ``.db`` and ``-wal`` files (the ``-shm`` is an index only)."""
+    return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
+
+
+def table_bytes(db: Path) -> dict[str, int]:
+    """Bytes per storage area from SQLite's ``dbstat``, grouped by purpose."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    groups: dict[str, int] = {}
+    try:
+        for name, size in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
+            if name.startswith("memory_vec"):
+                key = "vectors (vec0)"
+            elif name.startswith("memory_fts"):
+                key = "memory full-text (FTS5)"
+            elif name.startswith("turn_fts"):
+                key = "turn full-text (FTS5)"
+            elif name.startswith(("memories", "sqlite_autoindex_memories")):
+                key = "memories (+ indexes)"
+            elif name.startswith(("turns", "sqlite_autoindex_turns")):
+                key = "turns (+ indexes)"
+            elif name.startswith(("provenance", "audit")):
+                key = "provenance + audit"
+            else:
+                key = "other"
+            groups[key] = groups.get(key, 0) + int(size)
+    finally:
+        conn.close()
+    return dict(sorted(groups.items(), key=lambda kv: -kv[1]))
+
+
+def row_counts(db: Path) -> dict[str, int]:
+    """Rows per table that a memory adds (clause splitting may add several)."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return {
+            t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
+            for t in ("memories", "turns")
+        }
+    finally:
+        conn.close()
+
+
+def copy_store(src: Path, dst: Path) -> None:
+    """Copy a closed (checkpointed) store to a throwaway path."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(src, dst)
+
+
+def remove_store(db: Path) -> None:
+    """Delete a store and its sidecars."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------
+# Build (ingest)
+# --------------------------------------------------------------------------
+
+BASE_TIME = 1_700_000_000.0  # a fixed epoch so stores are reproducible
+
+
+@dataclass
+class Build:
+    """A built store and how long building it took."""
+
+    path: str
+    big: int
+    small: int
+    batch: int
+    seconds: float
+    per_s: float
+    first_decile_per_s: float
+    last_decile_per_s: float
+    built_at: str
+    revision: str = "unknown"
+    reused: bool = False
+    big_uids: list[str] = field(default_factory=list, repr=False)
+
+
+def _messages(texts: Sequence[str]) -> list[dict[str, str]]:
+    return [{"role": "user", "content": t} for t in texts]
+
+
+def build_store(
+    path: Path, big: list[str], small: list[str], batch: int, log: Callable[[str], None]
+) -> Build:
+    """Ingest both tenants through ``Memory.add`` in batches and time it.
+
+    The small tenant's batches are interleaved in proportion, so its rows
+    are spread through the file as they would be in a real shared store.
+    """
+    remove_store(path)
+    uids: list[str] = []
+    every = max(1, len(big) // max(1, len(small)))  # big memories per small one
+    small_at = 0
+    marks: list[tuple[int, float]] = [(0, 0.0)]
+    total = len(big) + len(small)
+    with Memory(path) as mem:
+        start = time.perf_counter()
+        done = 0
+        for i in range(0, len(big), batch):
+            chunk = big[i : i + batch]
+            rep = mem.add(_messages(chunk), user_id=BIG_USER, timestamp=BASE_TIME + i * 60)
+            uids.extend(rep.ids)
+            done += len(chunk)
+            want_small = min(len(small), (i + len(chunk)) // every)
+            if want_small - small_at >= batch or (i + batch >= len(big) and want_small > small_at):
+                s_chunk = small[small_at:want_small]
+                mem.add(_messages(s_chunk), user_id=SMALL_USER, timestamp=BASE_TIME + i * 60)
+                small_at = want_small
+                done += len(s_chunk)
+            if done - marks[-1][0] >= total // 10:
+                marks.append((done, time.perf_counter() - start))
+                log(f"  ingested {done:,}/{total:,} ({done / marks[-1][1]:.0f}/s)")
+        if small_at < len(small):
+            mem.add(_messages(small[small_at:]), user_id=SMALL_USER, timestamp=BASE_TIME)
+            done += len(small) - small_at
+        seconds = time.perf_counter() - start
+    marks.append((done, seconds))
+    first = marks[1][0] / marks[1][1]
+    last = (marks[-1][0] - marks[-2][0]) / (marks[-1][1] - marks[-2][1])
+    return Build(
+        str(path),
+        len(big),
+        len(small),
+        batch,
+        round(seconds, 2),
+        round(done / seconds, 1),
+        round(first, 1),
+        round(last, 1),
+        dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        source_revision(),
+        big_uids=uids,
+    )
+
+
+def cached_build(
+    cache: Path,
+    n: int,
+    small_n: int,
+    seed: int,
+    batch: int,
+    rebuild: bool,
+    big: list[str],
+    small: list[str],
+    log: Callable[[str], None],
+) -> Build:
+    """The store for these parameters: reused from ``cache`` or built now."""
+    key = (
+        f"v{CORPUS_VERSION}-schema{SCHEMA_VERSION}-{unrecall.__version__}"
+        f"-n{n}-small{small_n}-seed{seed}-batch{batch}-minilm"
+    )
+    db, meta = cache / f"store-{key}.db", cache / f"store-{key}.json"
+    if db.exists() and meta.exists() and not rebuild:
+        info = json.loads(meta.read_text())
+        info["reused"] = True
+        return Build(**info)
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = cache / f"building-{key}.db"
+    build = build_store(tmp, big, small, batch, log)
+    remove_store(db)
+    tmp.rename(db)  # the store was closed (checkpointed, WAL truncated)
+    remove_store(tmp)
+    build.path = str(db)
+    meta.write_text(json.dumps(asdict(build)))
+    return build
+
+
+# --------------------------------------------------------------------------
+# Per-size measurement
+# --------------------------------------------------------------------------
+
+
+def measure_recall(
+    mem: Memory, queries: list[str], small_queries: list[str], warmup: int
+) -> dict[str, Any]:
+    """Latency of public ``search`` in both modes, and its parts."""
+    out: dict[str, Any] = {}
+    cold, _ = timed(lambda: mem.search(queries[0], user_id=BIG_USER, k=5))
+    out["cold_first_query_ms"] = round(cold * 1000, 2)  # builds the vector cache
+    for q in queries[:warmup]:
+        mem.search(q, user_id=BIG_USER, k=5)
+        mem.search(q, user_id=BIG_USER, k=5, mode="lexical")
+    for mode in ("hybrid", "lexical"):
+        times = [
+            timed(lambda q=q, mode=mode: mem.search(q, user_id=BIG_USER, k=5, mode=mode))[0]
+            for q in queries
+        ]
+        out[mode] = asdict(Dist.of(times))
+    # Parts of the hybrid path, timed on their own through the internals
+    # (the public call adds validation, tenant lookup and the hit objects).
+    recall, storage = mem.recall, mem.storage
+    tid = storage.tenant(f"user:{BIG_USER}", False)
+    assert tid is not None
+    parts: dict[str, list[float]] = {"embed": [], "lexical": [], "vector": [], "rows": []}
+    for q in queries:
+        terms = recall.query_terms(q)
+        t, vec = timed(lambda q=q: mem.embedder.embed([q])[0])
+        parts["embed"].append(t)
+        t, lex = timed(lambda terms=terms: storage.lexical(tid, terms, 20))
+        parts["lexical"].append(t)
+        t, vhits = timed(lambda vec=vec: storage.vector(tid, vec, 20))
+        parts["vector"].append(t)
+        ids = list(dict.fromkeys([m for m, _ in lex] + [m for m, _ in vhits]))
+        parts["rows"].append(timed(lambda ids=ids: storage.memories_by_id(ids))[0])
+    out["parts"] = {k: asdict(Dist.of(v)) for k, v in parts.items()}
+    small = [timed(lambda q=q: mem.search(q, user_id=SMALL_USER, k=5))[0] for q in small_queries]
+    out["small_tenant_hybrid"] = asdict(Dist.of(small))
+    return out
+
+
+def measure_single_adds(mem: Memory, texts: list[str]) -> dict[str, Any]:
+    """One ``add(text)`` call per memory: the unbatched worst case."""
+    times = [timed(lambda t=t: mem.add(t, user_id=BIG_USER, timestamp=BASE_TIME))[0] for t in texts]
+    dist = Dist.of(times)
+    return {"latency": asdict(dist), "per_s": round(len(times) / sum(times), 1)}
+
+
+def measure_purges(mem: Memory, by_id: list[str], by_ident: list[str]) -> dict[str, Any]:
+    """Purge one memory per call, by public id then by exact identifier."""
+    out: dict[str, Any] = {}
+    for name, targets in (("by_id", by_id), ("by_identifier", by_ident)):
+        times, erased, counts = [], 0, []
+        for target in targets:
+            t, rep = timed(lambda target=target: mem.purge(target, user_id=BIG_USER))
+            times.append(t)
+            erased += bool(rep.erased)
+            counts.append(rep.count)
+        if not all(counts):  # a purge that found nothing would time nothing
+            raise RuntimeError(f"purge {name}: a target matched no memory: {counts}")
+        out[name] = {
+            **asdict(Dist.of(times)),
+            "erased_ok": erased,
+            "memories_removed_mean": round(statistics.fmean(counts), 3),
+        }
+    return out
+
+
+def tenant_token_experiment(mem: Memory, db: Path, queries: list[str]) -> dict[str, Any]:
+    """Time BM25 as the store runs it against per-tenant term tokens.
+
+    ``SQLiteStorage.lexical`` matches ``tenant : tN AND terms : (...)`` and
+    ranks with ``bm25()``, which counts every row holding each phrase of the
+    query to get its IDF: the tenant phrase is in every row of the tenant,
+    so each query walks the tenant's whole posting list. The alternative
+    indexed here writes each digest as ``tN`` + ``x`` + digest, so the tenant
+    is part of every term and the MATCH has no tenant phrase. This table is
+    built on the throwaway copy only; the library is unchanged.
+    """
+    conn = apsw.Connection(str(db))
+    try:
+        key = conn.execute("SELECT value FROM secrets WHERE name = 'store_key'").fetchone()[0]
+        hasher = TermHasher(key)
+        conn.execute("CREATE VIRTUAL TABLE bench_fts USING fts5(terms, content='')")
+        start = time.perf_counter()
+        with conn:
+            for mid, tid, text in conn.execute(
+                "SELECT id, tenant_id, text FROM memories WHERE state = 'active'"
+            ).fetchall():
+                doc = " ".join(f"t{tid}x{d}" for d in hasher.document(text).split())
+                conn.execute("INSERT INTO bench_fts(rowid, terms) VALUES (?, ?)", (mid, doc))
+        reindex = time.perf_counter() - start
+        tid = mem.storage.tenant(f"user:{BIG_USER}", False)
+        assert tid is not None
+        now: list[float] = []
+        alt: list[float] = []
+        overlap: list[float] = []
+        for q in queries:
+            terms = mem.recall.query_terms(q)
+            t, a = timed(lambda terms=terms: mem.storage.lexical(tid, terms, 20))
+            now.append(t)
+            match = "terms : (" + " OR ".join(f"t{tid}x{d}" for d in terms) + ")"
+            t, b = timed(
+                lambda match=match: conn.execute(
+                    "SELECT rowid, bm25(bench_fts) AS s FROM bench_fts"
+                    " WHERE bench_fts MATCH ? ORDER BY s LIMIT 20",
+                    (match,),
+                ).fetchall()
+            )
+            alt.append(t)
+            ids_a, ids_b = {m for m, _ in a}, {r[0] for r in b}
+            overlap.append(len(ids_a & ids_b) / max(1, len(ids_a)))
+        return {
+            "current": asdict(Dist.of(now)),
+            "tenant_tokens": asdict(Dist.of(alt)),
+            "top20_overlap": round(statistics.fmean(overlap), 3),
+            "reindex_s": round(reindex, 1),
+        }
+    finally:
+        conn.close()
+
+
+def profile_hybrid(mem: Memory, queries: list[str], path: Path) -> None:
+    """cProfile the hybrid queries and print the top of the profile."""
+    prof = cProfile.Profile()
+    prof.enable()
+    for q in queries:
+        mem.search(q, user_id=BIG_USER, k=5)
+    prof.disable()
+    prof.dump_stats(path)
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
+
+
+# --------------------------------------------------------------------------
+# Machine and report
+# --------------------------------------------------------------------------
+
+
+def source_revision() -> str:
+    """The git commit the library was measured at (``+dirty`` if edited)."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--", "src"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return rev + ("+dirty" if dirty else "")
+
+
+def wait_quiet(threshold: float, timeout: float, log: Callable[[str], None]) -> float:
+    """Wait until the 1-minute load average is below ``threshold``.
+
+    The machine may be shared (other test suites on the same two cores), and
+    latency measured while it is oversubscribed says more about the
+    scheduler than about unrecall; gives up after ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    load = os.getloadavg()[0]
+    while threshold > 0 and load >= threshold and time.monotonic() < deadline:
+        log(f"  load {load:.2f} >= {threshold}; waiting")
+        time.sleep(15)
+        load = os.getloadavg()[0]
+    return load
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = None
+    try:
+        m = re.search(r"MemTotal:\s+(\d+) kB", Path("/proc/meminfo").read_text())
+        ram = round(int(m.group(1)) / 1024**2, 1) if m else None
+    except OSError:
+        pass
+    conn = apsw.Connection(":memory:")
+    conn.enable_load_extension(True)
+    import sqlite_vec
+
+    conn.load_extension(sqlite_vec.loadable_path())
+    vec_version = conn.execute("SELECT vec_version()").fetchone()[0]
+    conn.close()
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "ram_gib": ram,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "sqlite": apsw.sqlite_lib_version(),
+        "apsw": apsw.apsw_version(),
+        "sqlite_vec": vec_version,
+        "onnxruntime": onnxruntime.__version__,
+        "numpy": np.__version__,
+    }
+
+
+def _fmt_dist(d: dict[str, Any]) -> str:
+    return f"{d['p50']:.2f} / {d['p95']:.2f} / {d['mean']:.2f}"
+
+
+def render(report: dict[str, Any]) -> str:
+    """The markdown section (between the perf markers) for one run."""
+    sizes = list(report["results"])
+    res = report["results"]
+    mach = report["machine"]
+    cols = " | ".join(f"{int(s):,} memories" for s in sizes)
+    sep = " | ".join("---:" for _ in sizes)
+
+    def row(label: str, cell: Callable[[dict[str, Any]], str]) -> str:
+        return f"| {label} | " + " | ".join(cell(res[s]) for s in sizes) + " |"
+
+    lines = [
+        BEGIN,
+        "## Performance (issue #2)",
+        "",
+        f"Generated by `bench/perf.py` on {report['date']} at revision"
+        f" `{report['revision']}`. Command:",
+        "",
+        "```",
+        report["command"],
+        "```",
+        "",
+        f"Machine: {mach['cpu']}, {mach['cores']} cores, {mach['ram_gib']} GiB RAM,"
+        f" {mach['os']}; Python {mach['python']}, SQLite {mach['sqlite']}"
+        f" (apsw {mach['apsw']}), sqlite-vec {mach['sqlite_vec']},"
+        f" onnxruntime {mach['onnxruntime']}, numpy {mach['numpy']}.",
+        f"Load average (1 min) before / after the run: {report['load'][0]:.2f} /"
+        f" {report['load'][1]:.2f}.",
+        "",
+        f"Corpus: seeded synthetic first-person memories (seed {report['config']['seed']},"
+        " 8-30 words: facts, preferences, events, emails, phone numbers, order ids,"
+        f" plates); one tenant holds all N, a second tenant holds"
+        f" {report['config']['small_tenant']:,} more. Embedder: MiniLM-L6-v2 int8 (the"
+        f" default). Recall: {report['config']['queries']} distinct natural-language"
+        f" queries, k=5, after {report['config']['warmup']} warm-up queries. Latencies"
+        " are p50 / p95 / mean in milliseconds.",
+        "",
+        f"| metric | {cols} |",
+        f"| --- | {sep} |",
+        row(
+            f"ingest, batched ({report['config']['batch']} messages per `add`), memories/s",
+            lambda r: f"{r['ingest']['per_s']:.0f}",
+        ),
+        row(
+            "ingest, first / last tenth of the build, memories/s",
+            lambda r: (
+                f"{r['ingest']['first_decile_per_s']:.0f} / {r['ingest']['last_decile_per_s']:.0f}"
+            ),
+        ),
+        row(
+            "ingest, single-text `add` calls, memories/s",
+            lambda r: f"{r['single_add']['per_s']:.0f}",
+        ),
+        row("single-text `add` latency, ms", lambda r: _fmt_dist(r["single_add"]["latency"])),
+        row(
+            "embedding alone, batched, texts/s",
+            lambda r: f"{r['embed_only_per_s']:.0f}",
+        ),
+        row("**recall, hybrid**, ms", lambda r: "**" + _fmt_dist(r["recall"]["hybrid"]) + "**"),
+        row("recall, lexical, ms", lambda r: _fmt_dist(r["recall"]["lexical"])),
+        row("— of which query embedding, ms", lambda r: _fmt_dist(r["recall"]["parts"]["embed"])),
+        row("— FTS5 BM25 (top 20), ms", lambda r: _fmt_dist(r["recall"]["parts"]["lexical"])),
+        row("— vector top 20 (numpy), ms", lambda r: _fmt_dist(r["recall"]["parts"]["vector"])),
+        row("— fetch candidate rows, ms", lambda r: _fmt_dist(r["recall"]["parts"]["rows"])),
+        row(
+            "recall, hybrid, small tenant, ms",
+            lambda r: _fmt_dist(r["recall"]["small_tenant_hybrid"]),
+        ),
+        row(
+            "first query after open (builds vector cache), ms",
+            lambda r: f"{r['recall']['cold_first_query_ms']:.0f}",
+        ),
+        row("**purge by id**, ms", lambda r: "**" + _fmt_dist(r["purge"]["by_id"]) + "**"),
+        row(
+            "**purge by identifier query**, ms",
+            lambda r: "**" + _fmt_dist(r["purge"]["by_identifier"]) + "**",
+        ),
+        row(
+            "1-min load average when recall / purge timing started and ended",
+            lambda r: f"{r['load'][0]:.2f} / {r['load'][1]:.2f}",
+        ),
+        row("bytes per memory (.db + -wal)", lambda r: f"{r['bytes_per_memory']:,.0f}"),
+        row("store size, MB", lambda r: f"{r['store_bytes'] / 1e6:.1f}"),
+        row(
+            "memory rows / turn rows in the store",
+            lambda r: f"{r['rows']['memories']:,} / {r['rows']['turns']:,}",
+        ),
+        "",
+    ]
+    top = sizes[-1]
+    r = res[top]
+    purge_p50 = max(r["purge"]["by_id"]["p50"], r["purge"]["by_identifier"]["p50"])
+    checks = [
+        (
+            f"recall p50 (hybrid) at {int(top):,}",
+            f"≤ {TARGETS['recall_p50_ms']:.0f} ms",
+            f"{r['recall']['hybrid']['p50']:.2f} ms",
+            r["recall"]["hybrid"]["p50"] <= TARGETS["recall_p50_ms"],
+        ),
+        (
+            f"ingest, batched, at {int(top):,}",
+            f"≥ {TARGETS['ingest_per_s']:.0f} memories/s",
+            f"{r['ingest']['per_s']:.0f} memories/s",
+            r["ingest"]["per_s"] >= TARGETS["ingest_per_s"],
+        ),
+        (
+            f"purge p50 (by id, by identifier) at {int(top):,}",
+            f"≤ {TARGETS['purge_ms']:.0f} ms",
+            f"{r['purge']['by_id']['p50']:.2f} / {r['purge']['by_identifier']['p50']:.2f} ms",
+            purge_p50 <= TARGETS["purge_ms"],
+        ),
+    ]
+    lines += [
+        "| target | goal | measured | met |",
+        "| --- | --- | --- | --- |",
+        *(f"| {a} | {b} | {c} | {'yes' if ok else '**no**'} |" for a, b, c, ok in checks),
+        "",
+        f"Where the bytes go at {int(top):,} memories (SQLite `dbstat`, MB):",
+        "",
+        "| area | MB | bytes per memory |",
+        "| --- | ---: | ---: |",
+    ]
+    n_total = r["memories"]
+    lines += [f"| {area} | {b / 1e6:.1f} | {b / n_total:,.0f} |" for area, b in r["areas"].items()]
+    parts = r["recall"]["parts"]
+    lines += [
+        "",
+        f"Reading the numbers at {int(top):,} (p50s): the query embedding takes"
+        f" {parts['embed']['p50']:.2f} ms, BM25 {parts['lexical']['p50']:.2f} ms, the vector"
+        f" top-k {parts['vector']['p50']:.2f} ms and loading candidate rows"
+        f" {parts['rows']['p50']:.2f} ms, each timed alone. Hybrid recall runs the first BM25"
+        " on a worker thread while the query is embedded, so its latency is about"
+        " max(embedding, BM25) + vector + rows plus the API's own work"
+        f" ({r['recall']['hybrid']['p50']:.2f} ms measured).",
+    ]
+    exp = r.get("fts_experiment")
+    if exp:
+        lines += [
+            "",
+            f"BM25 experiment at {int(top):,} (a copy of the store, library unchanged): the"
+            " store's query `tenant : tN AND terms : (…)` ranked by `bm25()` took"
+            f" {_fmt_dist(exp['current'])} ms; the same terms indexed as per-tenant tokens"
+            f" (`tN` + `x` + digest, no tenant phrase) took {_fmt_dist(exp['tenant_tokens'])}"
+            f" ms, with {exp['top20_overlap']:.0%} of the top 20 in common (IDF becomes"
+            " per tenant). See the notes below.",
+        ]
+    builds = ", ".join(
+        f"{int(s):,}: {'reused from cache, built ' if res[s]['ingest']['reused'] else 'built '}"
+        f"{res[s]['ingest']['built_at']}"
+        for s in sizes
+    )
+    lines += [
+        "",
+        f"Stores: {builds}. Each purge removes exactly one memory (checked) and its"
+        " source turn, and includes the `wal_checkpoint(TRUNCATE)` that every purge"
+        f" runs; {report['config']['purges']} purges of each kind on a copy of the store.",
+        END,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_markdown(out: Path, section: str) -> None:
+    """Replace the perf section of ``out`` (or create the file with it)."""
+    if out.exists():
+        text = out.read_text()
+        if BEGIN in text and END in text:
+            head, rest = text.split(BEGIN, 1)
+            tail = rest.split(END, 1)[1].lstrip("\n")
+            out.write_text(head + section + ("\n" + tail if tail else ""))
+            return
+        out.write_text(text.rstrip("\n") + "\n\n" + section)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("# Benchmarks\n\n" + section)
+
+
+# --------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------
+
+
+def build_for(n: int, args: argparse.Namespace, log: Callable[[str], None]) -> Build:
+    """The cached (or freshly built) store of ``n`` memories plus the small tenant."""
+    big, _ = make_corpus(n, args.seed)
+    small, _ = make_corpus(args.small_tenant, args.seed + 1)
+    return cached_build(
+        Path(args.cache_dir),
+        n,
+        args.small_tenant,
+        args.seed,
+        args.batch,
+        args.rebuild,
+        big,
+        small,
+        log,
+    )
+
+
+def run_size(
+    n: int, args: argparse.Namespace, queries: list[str], log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Build (or reuse) the store of ``n`` memories and measure everything."""
+    big, idents = make_corpus(n, args.seed)
+    log(f"[{n:,}] store ({len(idents):,} memories carry a unique identifier)")
+    build = build_for(n, args, log)
+    db = Path(build.path)
+    total = build.big + build.small
+    size = store_bytes(db)
+    result: dict[str, Any] = {
+        "memories": total,
+        "rows": row_counts(db),
+        "store_bytes": size,
+        "bytes_per_memory": round(size / total, 1),
+        "areas": table_bytes(db),
+        "ingest": {k: v for k, v in asdict(build).items() if k not in ("big_uids", "path")},
+    }
+    work = Path(args.cache_dir) / f"work-{os.getpid()}.db"
+    copy_store(db, work)
+    try:
+        with Memory(work) as mem:
+            # Embedding alone, batched as add() does it: its share of ingest.
+            sample = big[: min(len(big), 2048)]
+            t0 = time.perf_counter()
+            for i in range(0, len(sample), args.batch):
+                mem.embedder.embed(sample[i : i + args.batch])
+            result["embed_only_per_s"] = round(len(sample) / (time.perf_counter() - t0), 1)
+            load_start = wait_quiet(args.quiet_load, args.quiet_timeout, log)
+            log(f"[{n:,}] recall (load {load_start:.2f})")
+            small_queries = queries[: max(20, len(queries) // 4)]
+            result["recall"] = measure_recall(mem, queries, small_queries, args.warmup)
+            log(
+                f"[{n:,}] hybrid p50 {result['recall']['hybrid']['p50']:.2f} ms,"
+                f" lexical p50 {result['recall']['lexical']['p50']:.2f} ms"
+            )
+            if args.profile:
+                profile_hybrid(mem, queries, Path(args.cache_dir) / f"profile-{n}.pstats")
+            log(f"[{n:,}] purge")
+            rng = random.Random(args.seed + 2)
+            ident_idx = rng.sample(sorted(idents), min(args.purges, len(idents)))
+            taken = set(ident_idx)
+            id_pool = [i for i in range(len(build.big_uids)) if i not in taken]
+            id_idx = rng.sample(id_pool, args.purges)
+            result["purge"] = measure_purges(
+                mem, [build.big_uids[i] for i in id_idx], [idents[i] for i in ident_idx]
+            )
+            log(
+                f"[{n:,}] purge p50 by id {result['purge']['by_id']['p50']:.2f} ms,"
+                f" by identifier {result['purge']['by_identifier']['p50']:.2f} ms"
+            )
+            result["load"] = [round(load_start, 2), round(os.getloadavg()[0], 2)]
+            log(f"[{n:,}] single-text adds")
+            extra, _ = make_corpus(args.single_adds, args.seed + 3)
+            result["single_add"] = measure_single_adds(mem, extra)
+            if n == max(args.sizes) and not args.no_fts_experiment:
+                log(f"[{n:,}] BM25 tenant-token experiment")
+                result["fts_experiment"] = tenant_token_experiment(mem, work, queries)
+    finally:
+        remove_store(work)
+    return result
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """Command-line options."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    p.add_argument("--quick", action="store_true", help="2k memories, fewer queries")
+    p.add_argument("--out", type=Path, default=Path("docs/benchmarks.md"))
+    p.add_argument("--json", type=Path, default=None, help="default: <out stem>-perf.json")
+    p.add_argument(
+        "--cache-dir",
+        default=str(Path(tempfile.gettempdir()) / "unrecall-bench"),
+        help="where built stores are kept between runs (never the repo)",
+    )
+    p.add_argument("--rebuild", action="store_true", help="ignore cached stores")
+    p.add_argument("--seed", type=int, default=20_240_601)
+    p.add_argument("--batch", type=int, default=32, help="messages per add() call")
+    p.add_argument("--small-tenant", type=int, default=1_000)
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--warmup", type=int, default=30)
+    p.add_argument("--purges", type=int, default=50)
+    p.add_argument("--single-adds", type=int, default=200)
+    p.add_argument("--profile", action="store_true", help="cProfile the hybrid queries")
+    p.add_argument(
+        "--quiet-load",
+        type=float,
+        default=1.5,
+        help="before measuring recall and purge, wait for the 1-min load to drop below this",
+    )
+    p.add_argument("--quiet-timeout", type=float, default=600.0, help="seconds to wait at most")
+    p.add_argument(
+        "--no-fts-experiment",
+        action="store_true",
+        help="skip timing BM25 with per-tenant term tokens at the largest size",
+    )
+    p.add_argument(
+        "--build-only", action="store_true", help="build (or reuse) the stores, measure nothing"
+    )
+    args = p.parse_args(argv)
+    if args.quick:
+        args.sizes = [2_000]
+        args.small_tenant = min(args.small_tenant, 200)
+        args.queries = min(args.queries, 100)
+        args.purges = min(args.purges, 20)
+        args.single_adds = min(args.single_adds, 50)
+    if args.json is None:
+        args.json = args.out.with_name(f"{args.out.stem}-perf.json")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark and write the markdown section and the JSON."""
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    command = "python bench/perf.py " + shlex.join(sys.argv[1:] if argv is None else argv)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    load_before = os.getloadavg()[0]
+    queries = make_queries(args.queries, args.seed + 10)
+    results: dict[str, Any] = {}
+    if args.build_only:
+        for n in sorted(args.sizes):
+            log(f"[{n:,}] build")
+            b = build_for(n, args, log)
+            log(f"[{n:,}] {b.path}: {b.per_s:.0f}/s{' (reused)' if b.reused else ''}")
+        return 0
+    for n in sorted(args.sizes):
+        results[str(n)] = run_size(n, args, queries, log)
+    load_after = os.getloadavg()[0]
+    report = {
+        "command": command,
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "revision": source_revision(),
+        "machine": machine(),
+        "load": [load_before, load_after],
+        "config": {
+            k: v
+            for k, v in vars(args).items()
+            if k not in ("out", "json", "cache_dir", "profile", "rebuild")
+        },
+        "targets": TARGETS,
+        "results": results,
+    }
+    write_markdown(args.out, render(report))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=2) + "\n")
+    log(f"wrote {args.out} and {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
