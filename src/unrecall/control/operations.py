@@ -5,6 +5,7 @@ deletions then push the freed bytes out of the WAL (``Storage.erase``).
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from unrecall.control.targeting import (
 from unrecall.errors import InvalidInput, NotFound
 from unrecall.recall.clauses import split_clauses
 from unrecall.recall.dates import latest_date
+from unrecall.recall.names import name_keys
 from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE, RELEASED, STATES, SUPERSEDED, OpReport
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
@@ -199,10 +201,12 @@ class ControlPlane:
     def _replaced_siblings(
         self, tenant: Tenant, targets: list[MemoryRow], new_clauses: list[str]
     ) -> list[MemoryRow]:
-        """Clauses said in the same turn as a target that a clause of the new
-        value replaces too ("...teacher; our lessons are on Tuesdays" ->
-        "...; our lessons are now on Thursdays"): each new clause goes to the
-        old clause closest to it, and takes it if that is a sibling."""
+        """Clauses said in the same turn as a target that the new value
+        replaces too: one a new clause restates ("...teacher; our lessons are
+        on Tuesdays" -> "...; our lessons are now on Thursdays": each new
+        clause goes to the old clause closest to it, and takes it if that is a
+        sibling), and one about a name the replaced clause had and the new
+        value drops."""
         if not targets:
             return []
         turn_ids = [
@@ -220,11 +224,19 @@ class ControlPlane:
         vecs = self.recall.embedder.embed(new_clauses + [r.text for r in pool])
         sims = vecs[len(new_clauses) :] @ vecs[: len(new_clauses)].T
         chosen = {int(sims[:, j].argmax()) for j in range(len(new_clauses))}
-        return [
+        restated = [
             pool[i]
             for i in sorted(chosen)
             if i >= len(targets) and float(sims[i].max()) >= SIBLING_MIN
         ]
+        # A sibling about the very person or thing that was the replaced value
+        # goes with it ("My therapist is Dr. Hallworth" -> "I see Dr.
+        # Hallworth on Thursdays"; not "I drive a Golf" when the parking bay
+        # of the Golf changes).
+        gone = {k for r in targets for k in name_keys(_value(r.text)) if k.startswith("name:")}
+        gone -= {k for c in new_clauses for k in name_keys(c)}
+        about_old = [r for r in siblings if gone & name_keys(r.text) and r not in restated]
+        return restated + about_old
 
     def edit(self, tenant: Tenant, uid: str, new_text: str) -> OpReport:
         """Partial supersede: a corrected version keeps the old one's sources."""
@@ -416,6 +428,13 @@ class ControlPlane:
         if row is None:
             raise NotFound(f"no memory {show_id(uid)} for this tenant")
         return row
+
+
+def _value(clause: str) -> str:
+    """The complement of a copular clause ("Dr. Hallworth" in "My therapist
+    is Dr. Hallworth"), or nothing."""
+    parts = re.split(r"\s(?:is|are|was|were)\s", clause, maxsplit=1)
+    return parts[1] if len(parts) == 2 else ""
 
 
 # A sibling clause is replaced only by a new clause this close to it.

@@ -246,6 +246,9 @@ def query_keys(query: str, region: str = "US") -> set[str]:
     return found
 
 
+_MAX_WINDOW_TOKENS = 12
+
+
 def _compact_windows(query: str) -> set[str]:
     """Compact keys a query may write in chunks, lowercase, or with other
     separators ("nwbk gb 2l", "passport 12 ab 34567", "3c-71-bf-0a-44-e2").
@@ -256,6 +259,8 @@ def _compact_windows(query: str) -> set[str]:
     """
     tokens = re.findall(r"[A-Za-z0-9]+", query)
     out: set[str] = set()
+    if len(tokens) > _MAX_WINDOW_TOKENS:  # a sentence, not an identifier
+        return out
     intl = re.match(r"\s*\+(\d{1,3})\b", query)
     if intl and len(tokens) > 1:  # "+44 7700 900123" is also written "07700 900123"
         out.add("compact:0" + "".join(tokens[1:]).upper())
