@@ -151,3 +151,10 @@ def test_years_are_not_identifiers() -> None:
     assert keys("In 2021 I lived in Lyon, born 1985") == set()
     assert keys("order 2021 ships") == set()  # indistinguishable from a year
     assert keys("order 20215 ships") == {"number:20215", "compact:20215"}
+
+
+def test_a_chunk_of_a_longer_id_is_not_a_number_of_its_own() -> None:
+    a, b = "Priya's mobile is +44 7700 940999.", "Dagny's mobile is +44 7700 940680."
+    assert not keys(a) & keys(b)
+    assert not keys(b) & query_keys("+44 7700 940999")
+    assert "number:1234" not in keys("key ABCD-EFGH-1234-5678")

@@ -187,7 +187,12 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
         if free(m.start(), m.end()) and m.group(2).casefold() in _TLDS | _cc():
             host = m.group(1).casefold().removeprefix("www.")
             add("domain", f"domain:{host}", m.start(), m.end())
+    # A number that is one chunk of a longer id ("7700" in "+44 7700 940999")
+    # identifies nothing on its own.
+    chunked = [r.span() for r in _COMPACT_RUN.finditer(text) if re.search(r"[-:./ ]", r.group(0))]
     for m in _NUMBER.finditer(text):
+        if any(a <= m.start() and m.end() <= b for a, b in chunked):
+            continue
         # A year ("in 2021") dates a fact; it does not identify anything.
         is_year = len(m.group(0)) == 4 and 1900 <= int(m.group(0)) <= 2099
         if free(m.start(), m.end()) and not is_year:
