@@ -23,6 +23,10 @@ from unrecall.recall.clauses import split_clauses
             ["Alice works at Acme", "Alice lives in Oslo"],
         ),
         ("She is a nurse; her husband is a pilot", ["She is a nurse", "her husband is a pilot"]),
+        (
+            "Lorenzo changed jobs and now works for Fjordline",
+            ["Lorenzo changed jobs", "Lorenzo now works for Fjordline"],
+        ),
     ],
 )
 def test_compound_statements_split(text: str, clauses: list[str]) -> None:

@@ -35,6 +35,7 @@ _ABBREVIATIONS = re.compile(
     r"\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mt|Ave|Rd|No|vs|etc|approx|e\.g|i\.e)\.$", re.IGNORECASE
 )
 _SUBJECT_PRONOUNS = {"he", "she", "they", "it"}
+_ADVERBS = frozenset("now also then still currently recently later usually often never".split())
 # A piece opening with one of these has its own subject: "I see my therapist".
 _CLAUSE_OPENERS = frozenset(
     "i i'm i've i'd i'll we we're we've we'd we'll you you're he he's she she's they "
@@ -54,7 +55,10 @@ def _tokens(text: str) -> list[str]:
 
 
 def _verb_at(tokens: list[str]) -> int | None:
-    return next((i for i, t in enumerate(tokens) if t in _VERBS), None)
+    return next(
+        (i for i, t in enumerate(tokens) if t in _VERBS or (len(t) > 4 and t.endswith("ed"))),
+        None,
+    )
 
 
 def _is_clause(piece: str) -> bool:
@@ -64,7 +68,6 @@ def _is_clause(piece: str) -> bool:
         _verb_at(toks) is not None
         or toks[0] in _CLAUSE_OPENERS
         or any(t.endswith(("'re", "'m")) for t in toks)
-        or any(len(t) > 4 and t.endswith("ed") for t in toks)
     )
 
 
@@ -115,7 +118,9 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
         return right
     first = toks[0]
     rest = right.split(None, 1)[1] if " " in right.strip() else ""
-    if first in _VERBS and subject:  # "and works at Stripe"
+    if subject and (
+        first in _VERBS or (first in _ADVERBS and len(toks) > 1 and toks[1] in _VERBS)
+    ):  # "and works at Stripe", "and now works at Stripe"
         return f"{subject} {right}"
     if owner and first in _POSSESSIVES:  # "his email is ..."
         return f"{owner}'s {rest}"
