@@ -401,3 +401,33 @@ def test_cli_reports_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "family 'nope' is not one of" in capsys.readouterr().err
     assert main(["bench", "forgeteval", "--cases", str(tmp_path / "none.json")]) == 2
     assert "no such case file" in capsys.readouterr().err
+
+
+def test_cli_merge_keeps_other_systems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "out")
+    base = ["bench", "forgeteval", "--cases", str(MINI), "--limit", "3", "--out", out, "--quiet"]
+    assert main([*base, "--systems", "baseline"]) == 0
+    assert main([*base, "--systems", "unrecall", "--merge"]) == 0
+    printed = capsys.readouterr().out.split("## ForgetEval")[-1]
+    assert "| baseline |" in printed and "| unrecall |" in printed
+    rows = json.loads((Path(out) / "cases.json").read_text(encoding="utf-8"))
+    assert [r["system"] for r in rows] == ["unrecall"] * 3 + ["baseline"] * 3
+    # Other cases: the earlier results no longer apply and are dropped.
+    assert (
+        main(
+            [
+                *base[:-3],
+                "--limit",
+                "2",
+                "--out",
+                out,
+                "--quiet",
+                "--systems",
+                "unrecall",
+                "--merge",
+            ]
+        )
+        == 0
+    )
+    rows = json.loads((Path(out) / "cases.json").read_text(encoding="utf-8"))
+    assert {r["system"] for r in rows} == {"unrecall"}

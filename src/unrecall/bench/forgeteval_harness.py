@@ -523,6 +523,34 @@ def write_outputs(report: BenchReport, out: Path) -> dict[str, Path]:
     return paths
 
 
+def load_previous(out: Path, suites: dict[str, list[Case]], k: int) -> list[SystemRun]:
+    """Earlier runs stored in ``out`` (cases.json + summary.json), keeping a
+    system's suite only when it covered exactly the same case ids at the same
+    ``k``; anything missing or stale is simply left out."""
+    try:
+        rows = json.loads((out / "cases.json").read_text(encoding="utf-8"))
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if summary.get("k") != k:
+        return []
+    by_system: dict[str, dict[str, list[CaseResult]]] = {}
+    for row in rows:
+        by_system.setdefault(row["system"], {}).setdefault(row["suite"], []).append(
+            CaseResult(**row)
+        )
+    runs: list[SystemRun] = []
+    for meta in summary.get("systems", []):
+        run = SystemRun(meta["name"], meta["status"], meta["version"], {}, meta["seconds"])
+        for suite, results in by_system.get(run.name, {}).items():
+            wanted = [c.id for c in suites.get(suite, [])]
+            if wanted and [r.case_id for r in results] == wanted:
+                run.results[suite] = results
+        if run.results or run.status != "ok":
+            runs.append(run)
+    return runs
+
+
 # -- command line --------------------------------------------------------------
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The options of ``unrecall bench forgeteval``."""
@@ -553,6 +581,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--out", default=str(DEFAULT_OUT), help=f"output folder (default: {DEFAULT_OUT})"
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the results of systems not in --systems from --out (same cases, same k)",
+    )
 
 
 def _load_suites(args: argparse.Namespace) -> tuple[dict[str, list[Case]], dict[str, str]]:
@@ -611,6 +644,14 @@ def run_cli(args: argparse.Namespace) -> int:
     report = run_benchmark(
         suites, systems, sources=sources, k=args.k, seed=args.seed, progress=progress
     )
+    if args.merge:
+        # Re-running one system (say after a change to unrecall) keeps the
+        # slow peers' verdicts instead of recomputing them.
+        kept = [r for r in load_previous(Path(args.out), suites, args.k) if r.name not in systems]
+        order = {n: i for i, n in enumerate(SYSTEMS)}
+        report.systems = sorted(kept + report.systems, key=lambda r: order.get(r.name, 99))
+        if kept:
+            progress("kept earlier results of " + ", ".join(r.name for r in kept))
     paths = write_outputs(report, Path(args.out))
     print(paths["summary_md"].read_text(encoding="utf-8"))
     progress("wrote " + ", ".join(str(p) for p in paths.values()))
