@@ -1,0 +1,1 @@
+"""Deterministic reading of user turns: forget and correction requests (no LLM)."""

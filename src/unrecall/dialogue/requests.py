@@ -1,0 +1,965 @@
+"""Detect forget and correction requests in user turns, deterministically.
+
+A user may ask an agent to forget inside the conversation ("please forget my
+old address", "olvida lo que te dije ayer", "actually I moved to Lisbon").
+``detect`` recognises such a turn with regexes and small lexicons only -- no
+LLM, no model, no network -- and returns a :class:`ForgetRequest` naming the
+kind of request (the six BEMULA request types), its language, the span that
+names what to forget, the new value of a replacement, and the topic
+categories of the target. Statements that merely contain the words ("I forgot
+my keys", "delete the branch in git", "j'ai oublié mon parapluie") are not
+requests: a request verb must open a clause addressed to the assistant and
+take a personal object, or an explicit memory phrase must be present.
+
+Each language is one :class:`_Language` table of patterns; the engine that
+applies them and classifies the result is shared.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from unrecall.recall.categories import categories as english_categories
+from unrecall.recall.lexical import normalize, words
+
+KINDS = ("factual", "compositional", "category", "inferential", "temporal", "replacement")
+LANGUAGES = ("en", "es", "fr", "de")
+
+
+@dataclass(frozen=True)
+class ForgetRequest:
+    """A forget or correction request read from one user turn."""
+
+    kind: str
+    language: str
+    target: str
+    new_value: str | None = None
+    categories: frozenset[str] = field(default_factory=frozenset)
+
+
+# Rule hints: how a matched pattern seeds the classification.
+#   forget  - a deletion verb with a personal object; kind from the target
+#   infer   - "don't infer / stop guessing ..."; always inferential
+#   lapse   - "I'm not into X anymore"; factual (a fact lapsed, no new value)
+#   replace - an old value replaced by a new one (group ``new``)
+_FORGET, _INFER, _LAPSE, _REPLACE = "forget", "infer", "lapse", "replace"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    hint: str
+    pattern: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class _Language:
+    """One language's patterns and classification lexicons."""
+
+    code: str
+    # Function words that vote for this language when several tables match.
+    stopwords: frozenset[str]
+    # Ordered: the first rule that matches wins, so replacements come first
+    # (they often contain a lapse: "not vegetarian anymore, I eat fish now").
+    rules: tuple[_Rule, ...]
+    # A correction marker ("actually", "en realidad"); replacement change
+    # clauses only count with one, since "I moved to Lisbon in 2019" is news.
+    marker: re.Pattern[str]
+    changes: tuple[re.Pattern[str], ...]
+    temporal: re.Pattern[str]
+    speech: re.Pattern[str]
+    quantifier: re.Pattern[str]
+    inference: re.Pattern[str]
+    conjunction: re.Pattern[str]
+    # Noun phrases that name a whole topic ("my medical history").
+    topic: re.Pattern[str]
+    # Words trimmed off a target's edges ("about", "please", "for good").
+    leading: re.Pattern[str]
+    trailing: re.Pattern[str]
+    # Verbs of liking/being trimmed off a lapse target ("into jazz" -> "jazz").
+    lapse_strip: re.Pattern[str]
+    # Category words of this language (accent-free prefixes) -> category.
+    lexicon: dict[str, str]
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE | re.VERBOSE)
+
+
+# A target runs lazily up to the end of its sentence, a clause that is not a
+# continuation of a list, or a trailing courtesy. Each language supplies the
+# words that close it.
+def _target_end(closers: str, continuers: str) -> str:
+    return (
+        r"(?=\s*(?:[.!?¿¡](?:\s|$)|;|$)"
+        rf"|\s*,(?!\s*(?:{continuers})\b)"
+        rf"|\s+(?:{closers})\b)"
+    )
+
+
+def _value_end(closers: str) -> str:
+    return rf"(?=\s*(?:[.!?](?:\s|$)|[;,]|$)|\s+(?:{closers})\b)"
+
+
+# --------------------------------------------------------------------------
+# English
+# --------------------------------------------------------------------------
+
+# Where a request clause may start: the turn, a sentence, a comma or a
+# coordinating word ("ok, and please forget ...").
+_EN_START = r"(?:^|[.!?;:,—–]\s*|\s-\s|\b(?:and|but|so|then|also)\s+)"
+# Fillers and courtesy forms between the clause start and the verb. "I" alone
+# is absent on purpose: "I forgot my keys" / "I always forget" are statements.
+_EN_LEAD = r"""(?:(?:hey|hi|ok|okay|oh|so|also|and|well|right|listen|look|actually|btw|
+    by\s+the\s+way|one\s+more\s+thing|sorry|um|please|pls|kindly|just|now|honestly|
+    from\s+now\s+on|on\s+second\s+thought|in\s+fact)[\s,:]+
+  |(?:can|could|would|will)\s+you\s+(?:please\s+|kindly\s+|just\s+)?
+  |i\s+(?:want|need|would\s+like|'d\s+like|ask|asked|am\s+asking)\s+you\s+to\s+(?:please\s+)?
+  |i\s*(?:'d|would)\s+(?:rather|prefer)\s+(?:that\s+|it\s+if\s+)?you\s+
+  |i\s*(?:'d|would)\s+appreciate\s+it\s+if\s+you\s+(?:could|would)\s+
+  |you\s+(?:should|can|may|must|could)\s+(?:now\s+|just\s+|please\s+)?
+  |go\s+ahead\s+and\s+|make\s+sure\s+(?:you|to)\s+|it's\s+time\s+to\s+|time\s+to\s+
+  |is\s+it\s+possible\s+(?:for\s+you\s+)?to\s+|it\s+would\s+be\s+great\s+if\s+you\s+(?:could\s+)?
+  |i\s+need\s+you\s+to\s+)*"""
+# What a forget verb must take: something of the user's, or a reference to
+# what the user said. "delete the branch", "forget it" do not qualify.
+_EN_OBJ = r"""(?=(?:about\s+|all\s+about\s+)?(?:
+    (?:my|our|mine|all|everything|anything|every|whatever|what|where|when|who|how|which|
+       any|me|your\s+(?:notes|memory|memories|record|records|guess|guesses|assumption|
+       assumptions|conclusion|conclusions|idea|impression)|yesterday's|today's|last)\b
+  | (?:that|this)\s+(?:i|i'm|i've|my|we|we've|you|part|bit|info|information|detail|details|
+       fact|conversation|chat|message|memory|stuff|thing|entry|note|last|whole|session)\b
+  | (?:that|this)\s*(?:$|[.!?,;])
+  | (?:those|these)\s+\w+
+  | the\s+(?:[\w'-]+\s+){0,4}?(?:i|we)\s+(?:told|said|mentioned|shared|gave|wrote|talked|
+       discussed|brought|sent|typed)\b
+  | the\s+(?:[\w'-]+\s+){0,3}?(?:about|of)\s+(?:me|my)\b
+  | the\s+fact\b
+  | (?:the\s+)?(?:stuff|things|bits?|parts?|details?|info|information)\s+(?:about|on|regarding|i)\b
+)) """
+_EN_TEND = _target_end(
+    closers=r"""please|from\s+(?:your\s+)?(?:memory|memories|records?|notes|files?)|for\s+good|
+        permanently|completely|entirely|right\s+away|immediately|thanks|thank\s+you|because|
+        since|as\s+i|i\s+(?:don't|do\s+not|no\s+longer)|it's\s+(?:private|personal)|ok""",
+    continuers=r"and|my|your|the|his|her|our|plus|as\s+well|or|all|everything",
+)
+_EN_T = rf"(?P<t>.+?){_EN_TEND}"
+_EN_VEND = _value_end(r"now|instead|these\s+days|nowadays|and|but|so|since|because|please")
+_EN_V = rf"(?P<new>.+?){_EN_VEND}"
+_EN_FORGET_VERB = r"""(?:forget|delete|erase|remove|wipe(?:\s+out)?|purge|drop|discard|clear|
+    scrap|scratch|unlearn|disregard|ignore|throw\s+(?:away|out)|get\s+rid\s+of|let\s+go\s+of|
+    strike|expunge|lose|dump|bin)"""
+_EN_KEEP = r"""(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|retain(?:ing)?|
+    hold(?:ing)?\s+on(?:\s+to|to)|hang(?:ing)?\s+on(?:\s+to|to)|track(?:ing)?|record(?:ing)?|
+    log(?:ging)?|memori[sz](?:e|ing)|bring(?:ing)?\s+up|mention(?:ing)?|us(?:e|ing))"""
+_EN_NOT = r"""(?:don't|do\s+not|didn't|did\s+not|never|not|no\s+longer|stop|quit|cease|
+    you\s+(?:don't|do\s+not)\s+need\s+to|(?:there's\s+)?no\s+need\s+to)"""
+_EN_INFER = r"""(?:infer(?:ring)?|assum(?:e|ing)|guess(?:ing)?|speculat(?:e|ing)|deduc(?:e|ing)|
+    conclud(?:e|ing)|presum(?:e|ing)|extrapolat(?:e|ing)|profil(?:e|ing)|
+    (?:mak(?:e|ing)|draw(?:ing)?|jump(?:ing)?\s+to)\s+(?:any\s+)?
+        (?:assumptions|conclusions|inferences|guesses)|
+    (?:try(?:ing)?\s+to\s+)?(?:figur(?:e|ing)|work(?:ing)?)\s+out|read(?:ing)?\s+(?:anything\s+)?into)"""
+_EN_SLOT = r"""(?:(?:phone\s+|mobile\s+|cell\s+)?number|address|email(?:\s+address)?|password|
+    pin|job(?:\s+title)?|title|employer|company|boss|manager|partner|doctor|dentist|gp|
+    surname|last\s+name|name|username|handle|salary|role|school|city|diet|team|car|
+    favou?rite\s+\w+|plan|allergy|medication|pronouns)"""
+
+_EN = _Language(
+    code="en",
+    stopwords=frozenset(
+        "the my i you and to of is it that what about please me don't your forget "
+        "delete actually anymore told said everything".split()
+    ),
+    rules=(
+        # "update my address to 12 Baker St", "change my number to 555-0199"
+        _Rule(
+            _REPLACE,
+            _rx(
+                rf"{_EN_START}{_EN_LEAD}(?:update|change|correct|set)\s+(?P<t>(?:my|our)\s+.+?)"
+                rf"\s+(?:to|into)\s+{_EN_V}"
+            ),
+        ),
+        # "I switched from Android to iPhone"
+        _Rule(
+            _REPLACE, _rx(rf"\bi\s+(?:have\s+|'ve\s+)?switched\s+from\s+(?P<t>.+?)\s+to\s+{_EN_V}")
+        ),
+        # "remove my address from your memory" (explicit memory phrase)
+        _Rule(
+            _FORGET,
+            _rx(r"""\b(?:remove|delete|erase|wipe|purge|drop|clear|take|strip|scrub|get|cut)\s+
+                (?P<t>[^.!?;]+?)\s+(?:out\s+of|from|off)\s+(?:your\s+|the\s+)?
+                (?:memory|memories|records?|notes|files?|database|storage|knowledge\s+base)\b"""),
+        ),
+        # "I'd like my health data forgotten"
+        _Rule(
+            _FORGET,
+            _rx(r"""\bi\s*(?:'d|would)?\s*(?:like|want|need)\s+(?P<t>(?:my|all|everything|any|
+                that|this|what)\b.+?)\s+(?:forgotten|deleted|erased|wiped|purged|removed\s+from
+                \s+(?:your\s+)?memory)\b"""),
+        ),
+        # "don't infer anything about my religion", "stop guessing my salary"
+        _Rule(
+            _INFER,
+            _rx(rf"""{_EN_START}{_EN_LEAD}(?:{_EN_NOT}|i\s+(?:don't|do\s+not)\s+want\s+you\s+to)
+                \s+{_EN_INFER}\s+(?:anything\s+|things\s+|stuff\s+)?
+                (?:about\s+|regarding\s+|on\s+|from\s+|based\s+on\s+)?{_EN_OBJ}{_EN_T}"""),
+        ),
+        # "forget my PIN", "please delete everything about my health", "never mind ..."
+        _Rule(
+            _FORGET,
+            _rx(rf"{_EN_START}{_EN_LEAD}{_EN_FORGET_VERB}\s+(?:about\s+)?{_EN_OBJ}{_EN_T}"),
+        ),
+        # "never mind the Tuesday appointment": here any noun phrase is the object
+        _Rule(
+            _FORGET,
+            _rx(
+                rf"{_EN_START}{_EN_LEAD}never\s*mind\s+(?:about\s+)?(?P<t>(?:the|my|that|what)\b.+?){_EN_TEND}"
+            ),
+        ),
+        # "I take back what I said about ..."
+        _Rule(
+            _FORGET,
+            _rx(
+                rf"\bi\s+(?:take\s+back|retract|withdraw|rescind|want\s+to\s+take\s+back)\s+{_EN_OBJ}{_EN_T}"
+            ),
+        ),
+        # "don't keep my card number", "stop remembering ...", "I'd rather you didn't keep ..."
+        _Rule(
+            _FORGET,
+            _rx(rf"""{_EN_START}{_EN_LEAD}(?:{_EN_NOT}\s+{_EN_KEEP}
+                |i\s+(?:don't|do\s+not)\s+want\s+you\s+to\s+(?:{_EN_KEEP}|know)
+                |i\s+(?:don't|do\s+not)\s+want\s+you\s+knowing)
+                \s+(?:anything\s+)?(?:about\s+|of\s+)?{_EN_OBJ}{_EN_T}"""),
+        ),
+        # "I'm not into jazz anymore", "I'm no longer with Tom"
+        _Rule(
+            _LAPSE,
+            _rx(r"""\bi(?:'m|\s+am)\s+(?:just\s+|really\s+)?(?:not|no\s+longer)\s+(?P<t>(?:into|a\s+fan\s+of|
+                interested\s+in|with|dating|seeing|married\s+to|engaged\s+to|working\s+(?:at|for)|
+                employed\s+(?:at|by)|on|taking|living\s+in|vegetarian|vegan|pescatarian|religious|
+                single|married|engaged|sober|(?:a|an)\s+(?:vegetarian|vegan|smoker|member|fan|
+                student|customer|subscriber|runner|drinker|christian|catholic|muslim|jew))\b
+                [^.!?;,]*?)(?:\s+(?:any\s*more|any\s+longer)|(?=\s*(?:[.!?;,]|$)))"""),
+        ),
+        _Rule(
+            _LAPSE,
+            _rx(r"""\bi\s+(?:don't|do\s+not|no\s+longer)\s+(?P<t>(?:like|love|eat|drink|play|watch|
+                use|smoke|drive|live|work|date|see|follow|listen\s+to|go\s+to|support|take|own|
+                practi[cs]e|do)\b[^.!?;,]*?)(?:\s+(?:any\s*more|any\s+longer)|(?<=\S)(?=\s*(?:[.!?;,]|$)))"""),
+        ),
+    ),
+    marker=_rx(r"""\b(?:actually|in\s+fact|correction|update|to\s+correct\s+myself|scratch\s+that|
+        i\s+was\s+wrong|as\s+of\s+(?:now|today)|any\s*more|no\s+longer|not\s+any\s+longer|instead|
+        (?:that's|that\s+is|this\s+is|it's)\s+(?:now\s+)?(?:outdated|out\s+of\s+date|old\s+news|
+        wrong|not\s+right|incorrect|not\s+true|no\s+longer\s+\w+|changed|stale)|
+        (?:that|it|this|my\s+\w+(?:\s+\w+)?)\s+(?:has\s+|have\s+)?changed|things\s+have\s+changed)\b"""),
+    changes=(
+        _rx(
+            rf"\bi\s+(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|now\s+|since\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:to|into)\s+{_EN_V}"
+        ),
+        _rx(rf"""\bi(?:'m|\s+am)?\s+(?:now\s+)?(?:live|living|work|working|study|studying|based|
+            staying)\s+(?:now\s+)?(?:in|at|for)\s+{_EN_V}"""),
+        _rx(
+            rf"\b(?:it's|it\s+is|its|now\s+it's|now\s+it\s+is|the\s+new\s+one\s+is|it's\s+been\s+changed\s+to)\s+(?:now\s+)?{_EN_V}"
+        ),
+        _rx(rf"\b(?:changed|switched|moved)\s+(?:it\s+)?to\s+{_EN_V}"),
+        _rx(rf"\bmy\s+(?:new\s+)?{_EN_SLOT}\s+is\s+(?:now\s+)?{_EN_V}"),
+        _rx(rf"""\b(?:now\s+)?i\s+(?:now\s+)?(?:eat|drink|use|prefer|like|love|drive|play|listen\s+to|
+            go\s+by|follow|take|support|work\s+(?:at|for|as)|date|see|practi[cs]e|do)\s+{_EN_V}"""),
+        _rx(r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:a|an)\s+(?P<new>[\w -]+?)\s+now\b"),
+    ),
+    temporal=_rx(r"""\b(?:yesterday|today|tonight|this\s+(?:morning|afternoon|evening|week|month)|
+        last\s+(?:night|week(?:end)?|month|year|time|session|conversation|chat|monday|tuesday|
+        wednesday|thursday|friday|saturday|sunday)|earlier(?:\s+today)?|ago|
+        (?:on|since|before|after)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|
+        (?:previous|first|last)\s+(?:session|conversation|chat)|past\s+(?:few\s+|two\s+|\d+\s+)?
+        (?:days|weeks|hours|minutes)|the\s+other\s+day|\w+day's|this\s+week's)\b"""),
+    speech=_rx(r"""\b(?:said|told|tell|mentioned|shared|say|wrote|typed|talked|discussed|brought\s+up|
+        conversation|chat|session|messages?|exchange|discussion|confided)\b"""),
+    quantifier=_rx(r"\b(?:everything|anything|all|every|whatever|entire|whole)\b"),
+    inference=_rx(r"""\b(?:infer\w*|assum\w*|guess\w*|deduc\w*|conclu\w*|speculat\w*|
+        figured\s+out|worked\s+out|gathered|presum\w*|read\s+into|derived|extrapolat\w*|
+        picked\s+up\s+on|pieced\s+together|think\s+you\s+know)\b"""),
+    conjunction=_rx(r"""(?:\s(?:and|as\s+well\s+as|plus|along\s+with|together\s+with|&)\s|,\s*)
+        (?!(?:i|me|we|he|she|they|it|then|also|please|that|so)\b)(?=(?:my|the|his|her|our|
+        your|also\s+my)?\s*\w)"""),
+    topic=_rx(r"""\b(?:health|medical|financial|finance|money|family|work|job|dating|love|
+        relationship|travel|contact|personal|banking|religious|political|sex(?:ual)?|career|
+        mental\s+health|kids'?)\s+(?:stuff|things|info|information|details|data|history|records|
+        life|situation|matters|issues|related)\b|\w+-related\b"""),
+    leading=_rx(r"^(?:about|all\s+about|of)\s+"),
+    lapse_strip=_rx(r"^(?:into|a\s+fan\s+of|interested\s+in)\s+"),
+    trailing=_rx(r"""(?:\s+(?:please|now|anymore|any\s+more|too|as\s+well|for\s+me|ok|okay|
+        thanks|thank\s+you|either|at\s+all|then)|[\s,:;.!?]+)$"""),
+    lexicon={},
+)
+
+
+# --------------------------------------------------------------------------
+# Spanish
+# --------------------------------------------------------------------------
+
+_ES_START = r"(?:^|[.!?;:,—–¿¡]\s*|\b(?:y|pero|así\s+que|entonces|también)\s+)"
+_ES_LEAD = r"""(?:(?:oye|hola|vale|bueno|ok|mira|además|también|ah|por\s+cierto|una\s+cosa|
+    perdona|porfa|por\s+favor|de\s+ahora\s+en\s+adelante|mejor)[\s,:]+
+  |¿?\s*(?:puedes|podrías|podrias|puede|podría|podria|pueden)\s+(?:por\s+favor\s+)?
+  |(?:te\s+pido|le\s+pido|quiero|necesito|me\s+gustaría|me\s+gustaria|prefiero|preferiría|
+     preferiria|te\s+agradecería|te\s+agradeceria)\s+que\s+
+  |(?:me\s+haces\s+el\s+favor\s+de|haz\s+el\s+favor\s+de|hazme\s+el\s+favor\s+de)\s+)*"""
+_ES_OBJ = r"""(?=(?:
+    (?:mi|mis|nuestro|nuestra|nuestros|nuestras|todo|toda|todos|todas|lo\s+que|lo\s+de|lo\s+del|
+       eso|esto|aquello|que|d[oó]nde|cu[aá]ndo|cualquier|nada|c[oó]mo|qui[eé]n|cu[aá]l|
+       sobre\s+m[ií]|de\s+m[ií])\b
+  | (?:el|la|los|las)\s+(?:[\w'-]+\s+){0,4}?que\s+te\s+\w+
+  | (?:el|la|los|las)\s+(?:[\w'-]+\s+){0,2}?(?:de|sobre)\s+(?:m[ií]|mi|mis)\b
+  | (?:esa|ese|esas|esos)\s+(?:conversaci[oó]n|charla|informaci[oó]n|dato|datos|detalle|cosa|
+       parte|tema)
+)) """
+_ES_TEND = _target_end(
+    closers=r"""por\s+favor|de\s+tu\s+memoria|para\s+siempre|del\s+todo|por\s+completo|
+        completamente|gracias|porque|ya\s+que|es\s+privado|es\s+personal|vale""",
+    continuers=r"y|mi|mis|el|la|los|las|tambi[eé]n|todo|o",
+)
+_ES_T = rf"(?P<t>.+?){_ES_TEND}"
+_ES_VEND = _value_end(r"ahora|y|pero|desde|porque|por\s+favor")
+_ES_V = rf"(?P<new>.+?){_ES_VEND}"
+_ES_FORGET_VERB = r"""(?:olv[ií]d(?:a|ate|alo|ala)(?:\s+de)?|olvides(?:\s+de)?|olvidar(?:te\s+de)?|
+    b[oó]rra(?:lo|la)?|borres|borrar|elimin(?:a|es|ar)|suprim(?:e|as|ir)|quit(?:a|es|ar)|
+    descart(?:a|es|ar)|desech(?:a|es|ar)|ignor(?:a|es|ar)|no\s+tengas\s+en\s+cuenta)"""
+_ES_KEEP = r"""(?:guard(?:es|ar)|recuerdes|record(?:ar)?|almacen(?:es|ar)|reten(?:gas|er)|
+    conserv(?:es|ar)|manteng(?:as)|mantener|registr(?:es|ar)|apuntar|apuntes|memoriz(?:ar|es))"""
+_ES_INFER = r"""(?:supong(?:as)|suponer|deduzcas|deducir|adivin(?:es|ar)|infier(?:as)|inferir|
+    asum(?:as|ir)|especul(?:es|ar)|saques\s+conclusiones|sacar\s+conclusiones|hagas\s+suposiciones|
+    hacer\s+suposiciones|imagin(?:es|ar)|intent(?:es|ar)\s+adivinar)"""
+
+_ES = _Language(
+    code="es",
+    stopwords=frozenset(
+        "el la los las mi mis que de y lo por favor no ya te es en sobre todo olvida borra "
+        "dije conté me gusta ahora realidad eso esto".split()
+    ),
+    rules=(
+        _Rule(
+            _REPLACE,
+            _rx(
+                rf"{_ES_START}{_ES_LEAD}(?:actualiza|cambia|corrige)\s+(?P<t>(?:mi|mis)\s+.+?)\s+(?:a|por)\s+{_ES_V}"
+            ),
+        ),
+        _Rule(
+            _FORGET,
+            _rx(r"""\b(?:b[oó]rra|borres|elimin(?:a|es)|quit(?:a|es)|sac(?:a|es)|suprim(?:e|as))\s+
+                (?P<t>[^.!?;]+?)\s+de\s+(?:tu\s+|la\s+)?(?:memoria|registro|registros|notas)\b"""),
+        ),
+        _Rule(
+            _INFER,
+            _rx(rf"""{_ES_START}{_ES_LEAD}(?:no|deja\s+de|dejes\s+de|para\s+de)\s+(?:me\s+)?{_ES_INFER}
+                \s+(?:nada\s+)?(?:sobre|acerca\s+de|de|respecto\s+a)?\s*{_ES_OBJ}{_ES_T}"""),
+        ),
+        _Rule(_FORGET, _rx(rf"{_ES_START}{_ES_LEAD}{_ES_FORGET_VERB}\s+{_ES_OBJ}{_ES_T}")),
+        _Rule(
+            _FORGET,
+            _rx(rf"""{_ES_START}{_ES_LEAD}(?:(?:no|ya\s+no|deja\s+de|dejes\s+de|no\s+hace\s+falta\s+que)
+                \s+(?:me\s+)?{_ES_KEEP}|no\s+quiero\s+que\s+(?:{_ES_KEEP}|sepas|recuerdes))
+                \s+(?:nada\s+)?(?:de|sobre)?\s*{_ES_OBJ}{_ES_T}"""),
+        ),
+        # "ya no me gusta el jazz", "ya no vivo en Madrid", "ya no soy vegetariano"
+        _Rule(
+            _LAPSE,
+            _rx(r"""\bya\s+no\s+(?P<t>(?:me\s+(?:gusta|gustan|interesa|interesan|encanta|encantan)|
+                vivo|trabajo|como|bebo|soy|salgo\s+con|fumo|uso|juego|practico|sigo|estudio|
+                estoy\s+(?:casad[oa]|con|saliendo|en|prometid[oa]|embarazada)|tomo|conduzco|
+                tengo\s+(?:novi[oa]|pareja|coche|perro|gato))\b[^.!?;,]*)"""),
+        ),
+    ),
+    marker=_rx(r"""(?:\ben\s+realidad|\bde\s+hecho|\bcorrijo|\bcorrecci[oó]n|\bactualizaci[oó]n|
+        \bme\s+equivoqu[eé]|\bya\s+no|\bahora\b|\ben\s+cambio|
+        \beso\s+(?:est[aá]\s+(?:desactualizado|anticuado|mal)|ya\s+no\s+es\s+(?:as[ií]|cierto|
+        correcto|verdad|v[aá]lido)|cambi[oó]|ha\s+cambiado|es\s+viejo))"""),
+    changes=(
+        _rx(rf"\bme\s+(?:mud[eé]|he\s+mudado|traslad[eé]|fui\s+a\s+vivir)\s+a\s+{_ES_V}"),
+        _rx(rf"\b(?:ahora\s+)?(?:vivo|trabajo|estudio|estoy)\s+(?:ahora\s+)?(?:en|para)\s+{_ES_V}"),
+        _rx(rf"\bahora\s+(?:es|son|se\s+llama)\s+{_ES_V}"),
+        _rx(rf"\b(?:es|son)\s+{_ES_V}\s+ahora\b"),
+        _rx(rf"\b(?:cambi[oó]|ha\s+cambiado|cambi[eé])\s+(?:a|por)\s+{_ES_V}"),
+        _rx(rf"\bmi\s+nuev[oa]\s+\w+(?:\s+de\s+\w+)?\s+es\s+{_ES_V}"),
+        _rx(
+            rf"\b(?:ahora\s+)?(?:como|bebo|uso|prefiero|juego|escucho|tomo|conduzco|salgo\s+con)\s+(?:ahora\s+)?{_ES_V}"
+        ),
+    ),
+    temporal=_rx(r"""\b(?:ayer|anteayer|hoy|anoche|esta\s+(?:mañana|tarde|noche|semana)|
+        (?:la\s+)?semana\s+pasada|el\s+(?:mes|año|fin\s+de\s+semana|finde|lunes|martes|miércoles|
+        jueves|viernes|sábado|domingo)\s+pasado|el\s+otro\s+día|hace\s+(?:un|una|dos|tres|unos|unas|
+        \d+)\s+\w+|(?:nuestra|la)\s+(?:última|anterior|primera)\s+(?:conversación|charla|sesión)|
+        de\s+ayer|esta\s+mañana)\b"""),
+    speech=_rx(r"""\b(?:dije|cont[eé]|coment[eé]|mencion[eé]|habl[eé]|hablamos|escrib[ií]|dicho|
+        contado|conversaci[oó]n|charla|sesi[oó]n|mensajes?|compart[ií])\b"""),
+    quantifier=_rx(r"\b(?:todo|toda|todos|todas|cualquier|nada|entero|entera)\b"),
+    inference=_rx(r"""\b(?:dedu\w*|supon\w*|supus\w*|adivin\w*|infer\w*|infier\w*|conclu\w*|
+        asum\w*|especul\w*|intuiste|sacaste|imaginaste|figuraste)\b"""),
+    conjunction=_rx(r"""(?:\s(?:y|e|adem[aá]s\s+de|junto\s+con|m[aá]s)\s|,\s*)
+        (?!(?:yo|me|te|él|ella|luego|después|que|por)\b)(?=\w)"""),
+    topic=_rx(r"""\b(?:vida\s+(?:amorosa|sentimental|laboral|familiar|privada)|
+        historial\s+m[eé]dico|temas?\s+de\s+\w+|datos\s+(?:m[eé]dicos|bancarios|personales))\b"""),
+    leading=_rx(r"^(?:de|sobre)\s+"),
+    lapse_strip=_rx(r"^(?:me\s+(?:gusta|gustan|interesa|interesan|encanta|encantan)|soy)\s+"),
+    trailing=_rx(r"""(?:\s+(?:por\s+favor|ya|tambi[eé]n|gracias|vale|eh)|[\s,:;.!?]+)$"""),
+    lexicon={
+        **dict.fromkeys(
+            "salud medic doctor hospital enfermedad diagnos terapia terapeuta psicolog psiquiatr "
+            "embaraz alergi depresi ansiedad clinica dentista pastilla receta".split(),
+            "health",
+        ),
+        **dict.fromkeys(
+            "dinero sueldo salario banco bancari deuda hipoteca prestamo finanz tarjeta impuesto "
+            "ingreso ahorro cuenta gasto".split(),
+            "finances",
+        ),
+        **dict.fromkeys(
+            "familia madre padre mama papa herman hijo hija abuel tio tia primo prima esposo "
+            "esposa".split(),
+            "family",
+        ),
+        **dict.fromkeys(
+            "direccion casa piso apartamento vivo vivienda barrio ciudad mude mudanza calle "
+            "domicilio".split(),
+            "home",
+        ),
+        **dict.fromkeys("telefono numero movil correo email contacto".split(), "contact"),
+        **dict.fromkeys("trabajo empleo jefe empresa oficina trabaj puesto colega".split(), "work"),
+        **dict.fromkeys(
+            "pareja novio novia ex relacion matrimonio divorci amorosa sentimental".split(),
+            "relationships",
+        ),
+        **dict.fromkeys("contrasena clave pin codigo usuario pasaporte".split(), "credentials"),
+        **dict.fromkeys("viaje vuelo hotel vacaciones aeropuerto".split(), "travel"),
+        **dict.fromkeys(
+            "gusta musica comida vegetarian vegan deporte favorit aficion".split(), "preferences"
+        ),
+    },
+)
+
+
+# --------------------------------------------------------------------------
+# French
+# --------------------------------------------------------------------------
+
+_FR_START = r"(?:^|[.!?;:,—–]\s*|\b(?:et|mais|donc|alors|aussi)\s+)"
+_FR_LEAD = r"""(?:(?:dis|bon|ok|alors|aussi|ah|au\s+fait|une\s+chose|pardon|stp|svp|
+    s'il\s+te\s+pla[iî]t|s'il\s+vous\s+pla[iî]t|d[ée]sormais|en\s+fait|franchement)[\s,:]+
+  |(?:peux-tu|pourrais-tu|pouvez-vous|pourriez-vous|tu\s+peux|tu\s+pourrais|vous\s+pouvez)\s+
+     (?:s'il\s+te\s+pla[iî]t\s+|stp\s+)?
+  |(?:je\s+veux|je\s+voudrais|j'aimerais|je\s+pr[ée]f[ée]rerais|je\s+pr[ée]f[èe]re|
+     je\s+souhaite|je\s+souhaiterais)\s+que\s+(?:tu|vous)\s+
+  |(?:merci\s+d'|merci\s+de\s+|je\s+te\s+demande\s+d'|je\s+te\s+demande\s+de\s+|veuillez\s+|
+     il\s+faut\s+que\s+tu\s+))*"""
+_FR_OBJ = r"""(?=(?:
+    (?:mon|ma|mes|notre|nos|tout|toute|tous|toutes|ce\s+que|ce\s+qu'|cela|[cç]a|que|qu'|o[uù]|
+       quand|comment|qui|n'importe|[àa]\s+propos\s+de\s+moi|sur\s+moi)(?=\W|$)
+  | ce\s+(?:d[ée]tail|souvenir|message|truc|point|sujet)\b
+  | cette\s+(?:conversation|discussion|info|information|histoire)\b
+  | (?:le|la|les|l')\s*(?:[\w'-]+\s+){0,4}?(?:que|qu')\s*(?:je|j')
+  | (?:le|la|les|l')\s*(?:[\w'-]+\s+){0,2}?(?:de|sur)\s+(?:moi|mon|ma|mes)\b
+)) """
+_FR_TEND = _target_end(
+    closers=r"""s'il\s+te\s+pla[iî]t|s'il\s+vous\s+pla[iî]t|stp|svp|de\s+ta\s+m[ée]moire|
+        de\s+votre\s+m[ée]moire|pour\s+de\s+bon|d[ée]finitivement|compl[èe]tement|merci|parce|
+        car|c'est\s+priv[ée]|c'est\s+personnel""",
+    continuers=r"et|mon|ma|mes|le|la|les|aussi|tout|ou",
+)
+_FR_T = rf"(?P<t>.+?){_FR_TEND}"
+_FR_VEND = _value_end(r"maintenant|d[ée]sormais|et|mais|depuis|parce|car")
+_FR_V = rf"(?P<new>.+?){_FR_VEND}"
+_FR_FORGET_VERB = r"""(?:oubli(?:e|ez|er|es)|effac(?:e|ez|er|es)|supprim(?:e|ez|er|es)|
+    retir(?:e|ez|er|es)|enl[eè]v(?:e|ez|es)|enlever|ignor(?:e|ez|er)|jett(?:e|ez)|jeter|
+    laisse\s+tomber|laissez\s+tomber|ne\s+tiens\s+pas\s+compte\s+de|ne\s+tenez\s+pas\s+compte\s+de)"""
+_FR_KEEP = r"""(?:garde|gardez|gardes|garder|retiens|retenez|retiennes|retenir|
+    m[ée]moris(?:e|ez|es|er)|
+    conserv(?:e|ez|es|er)|stock(?:e|ez|es|er)|enregistr(?:e|ez|es|er)|note|notez|noter|
+    te\s+souviens|te\s+souviennes|te\s+souvenir|vous\s+souvenez)"""
+_FR_INFER = r"""(?:suppos(?:e|ez|er)|d[ée]dui(?:s|sez|re)|devin(?:e|ez|er)|pr[ée]sum(?:e|ez|er)|
+    conclu(?:s|ez|re)|sp[ée]cul(?:e|ez|er)|imagin(?:e|ez|er)|tire[rz]?\s+(?:de|des)\s+conclusions|
+    fais\s+(?:de|des)\s+suppositions|faire\s+(?:de|des)\s+suppositions|essayer\s+de\s+deviner)"""
+
+_FR = _Language(
+    code="fr",
+    stopwords=frozenset(
+        "le la les mon ma mes que de et je tu pas ne plus ce est sur tout oublie efface "
+        "supprime dit fait maintenant j'ai c'est t'ai".split()
+    ),
+    rules=(
+        _Rule(
+            _REPLACE,
+            _rx(
+                rf"{_FR_START}{_FR_LEAD}(?:mets\s+à\s+jour|mettez\s+à\s+jour|change|changez|corrige)\s+"
+                rf"(?P<t>(?:mon|ma|mes)\s+.+?)\s+(?:en|par|pour|à)\s+{_FR_V}"
+            ),
+        ),
+        _Rule(
+            _FORGET,
+            _rx(r"""\b(?:efface|effacez|supprime|supprimez|retire|retirez|enl[eè]ve|enlevez)\s+
+                (?P<t>[^.!?;]+?)\s+de\s+(?:ta|votre|la)\s+(?:m[ée]moire|base|m[ée]moires)\b"""),
+        ),
+        _Rule(
+            _INFER,
+            _rx(rf"""{_FR_START}{_FR_LEAD}(?:ne\s+(?:{_FR_INFER})\s+(?:rien|pas|plus\s+rien)|
+                n'(?:essaie|essayez)\s+pas\s+de\s+(?:deviner|d[ée]duire)|
+                arr[eê]te(?:z)?\s+de\s+{_FR_INFER})
+                \s+(?:quoi\s+que\s+ce\s+soit\s+)?(?:sur|[àa]\s+propos\s+de|de|concernant|quant\s+[àa])?
+                \s*{_FR_OBJ}{_FR_T}"""),
+        ),
+        _Rule(_FORGET, _rx(rf"{_FR_START}{_FR_LEAD}{_FR_FORGET_VERB}\s+{_FR_OBJ}{_FR_T}")),
+        _Rule(
+            _FORGET,
+            _rx(rf"""{_FR_START}{_FR_LEAD}(?:ne\s+(?:{_FR_KEEP})\s+(?:pas|plus|rien)|
+                arr[eê]te(?:z)?\s+de\s+{_FR_KEEP}|
+                je\s+ne\s+veux\s+(?:pas|plus)\s+que\s+(?:tu|vous)\s+{_FR_KEEP})
+                \s+(?:de\s+|d')?{_FR_OBJ}{_FR_T}"""),
+        ),
+        # "je ne suis plus végétarien", "je n'aime plus le jazz", "je n'habite plus à Paris"
+        _Rule(
+            _LAPSE,
+            _rx(r"""\bje\s+(?:ne\s+|n')(?P<t>(?:suis\s+plus\s+(?:v[ée]g[ée]tarien\w*|vegan|v[ée]gane|
+                fan|mari[ée]e?|fianc[ée]e?|avec|en\s+couple|membre|c[ée]libataire|chez|abonn[ée]e?|
+                enceinte|catholique|musulman\w*|fumeu\w+)|(?:mange|bois|vis|habite|travaille|fume|
+                joue|sors\s+avec|aime|utilise|[ée]coute|pratique|prends|conduis|suis\s+plus\s+fan)
+                \s+plus)\b[^.!?;,]*)"""),
+        ),
+    ),
+    marker=_rx(r"""(?:\ben\s+fait|\ben\s+r[ée]alit[ée]|\bcorrection|\bmise\s+[àa]\s+jour|
+        \bje\s+me\s+suis\s+tromp[ée]|\bne\s+\w+\s+plus|\bn'\w+\s+plus|\bmaintenant|\bd[ée]sormais|
+        \bce\s+n'est\s+plus\s+(?:[àa]\s+jour|vrai|exact|le\s+cas|valable|correct)|
+        \bc'est\s+(?:d[ée]pass[ée]|p[ée]rim[ée]|obsol[èe]te|faux|plus\s+[àa]\s+jour)|
+        \ba\s+chang[ée])"""),
+    changes=(
+        _rx(rf"\bj'ai\s+(?:d[ée]m[ée]nag[ée]|emm[ée]nag[ée])\s+(?:[àa]|au|aux|en|dans)\s+{_FR_V}"),
+        _rx(
+            rf"\bje\s+(?:vis|habite|travaille|suis)\s+(?:maintenant|d[ée]sormais)\s+(?:[àa]|au|en|chez|dans|pour)\s+{_FR_V}"
+        ),
+        _rx(
+            rf"\bmaintenant,?\s+j[e']\s*(?:vis|habite|travaille|mange|bois|utilise|pr[ée]f[èe]re|joue)\s+(?:[àa]\s+|au\s+|en\s+|chez\s+|dans\s+)?{_FR_V}"
+        ),
+        _rx(rf"\bc'est\s+(?:maintenant|d[ée]sormais)\s+{_FR_V}"),
+        _rx(rf"\bmaintenant,?\s+c'est\s+{_FR_V}"),
+        _rx(rf"\b(?:a\s+chang[ée]|est\s+pass[ée]e?)\s+(?:pour|en|[àa])\s+{_FR_V}"),
+        _rx(rf"\bmon\s+nouveau\s+\w+(?:\s+de\s+\w+)?\s+est\s+{_FR_V}"),
+        _rx(rf"\bma\s+nouvelle\s+\w+(?:\s+\w+)?\s+est\s+{_FR_V}"),
+        _rx(
+            rf"\bje\s+(?:mange|bois|utilise|pr[ée]f[èe]re|joue\s+au|[ée]coute)\s+(?:maintenant|d[ée]sormais)\s+{_FR_V}"
+        ),
+    ),
+    temporal=_rx(r"""(?:\bhier|\bavant-hier|\baujourd'hui|\bce\s+(?:matin|soir|week-end|weekend)|
+        \bcet\s+apr[èe]s-midi|\bcette\s+semaine|\bla\s+semaine\s+derni[eè]re|
+        \ble\s+(?:mois|week-end|weekend|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)\s+
+        dernier|\bl'ann[ée]e\s+derni[eè]re|\btout\s+[àa]\s+l'heure|\bil\s+y\s+a\s+\w+|
+        \b(?:notre|la)\s+(?:derni[eè]re|pr[ée]c[ée]dente|premi[eè]re)\s+(?:conversation|discussion|
+        session)|\bl'autre\s+jour|\bd'hier)"""),
+    speech=_rx(r"""(?:\bdit|\bracont\w+|\bmentionn\w+|\bparl\w+|[ée]crit|\bconfi[ée]|
+        \bconversation|\bdiscussion|\bsession|\bmessages?|[ée]change|\bpartag[ée])"""),
+    quantifier=_rx(r"\b(?:tout|toute|tous|toutes|n'importe|enti[eè]re?)\b"),
+    inference=_rx(r"""(?:d[ée]dui\w*|suppos\w*|devin\w*|\bconclu\w*|sp[ée]cul\w*|inf[ée]r\w*|
+        pr[ée]sum\w*|imagin[ée]|compris\s+tout\s+seul)"""),
+    conjunction=_rx(r"""(?:\s(?:et|ainsi\s+que|plus)\s|,\s*)
+        (?!(?:moi|je|j'|toi|lui|elle|puis|ensuite|que|qu')(?:\W|$))(?=\w)"""),
+    topic=_rx(r"""\b(?:vie\s+(?:amoureuse|sentimentale|priv[ée]e|professionnelle|familiale)|
+        dossier\s+m[ée]dical|ant[ée]c[ée]dents\s+m[ée]dicaux|donn[ée]es\s+(?:m[ée]dicales|
+        bancaires|personnelles)|histoires?\s+de\s+\w+)\b"""),
+    leading=_rx(r"^(?:de|d'|sur|[àa]\s+propos\s+de)\s*"),
+    lapse_strip=_rx(r"^(?:suis\s+plus|aime\s+plus|suis\s+plus\s+fan\s+de)\s+"),
+    trailing=_rx(r"""(?:\s+(?:stp|svp|aussi|merci|hein|maintenant)|[\s,:;.!?]+)$"""),
+    lexicon={
+        **dict.fromkeys(
+            "sante medic medecin docteur hopital maladie diagnos therapie therapeute psy "
+            "enceinte grossesse allergi depression anxiete clinique dentiste ordonnance "
+            "traitement".split(),
+            "health",
+        ),
+        **dict.fromkeys(
+            "argent salaire banque bancaire dette hypotheque pret financ carte impot revenu "
+            "epargne compte depense".split(),
+            "finances",
+        ),
+        **dict.fromkeys(
+            "famille mere pere maman papa frere soeur fils fille enfant grand oncle tante "
+            "cousin epoux epouse".split(),
+            "family",
+        ),
+        **dict.fromkeys(
+            "adresse maison appartement habite logement quartier ville demenag rue "
+            "domicile".split(),
+            "home",
+        ),
+        **dict.fromkeys("telephone numero portable courriel mail email contact".split(), "contact"),
+        **dict.fromkeys(
+            "travail boulot emploi patron entreprise bureau poste collegue".split(), "work"
+        ),
+        **dict.fromkeys(
+            "couple copain copine ex relation mariage divorc amoureuse sentimentale fiance".split(),
+            "relationships",
+        ),
+        **dict.fromkeys("mot code pin identifiant passeport".split(), "credentials"),
+        **dict.fromkeys("voyage vol hotel vacances aeroport".split(), "travel"),
+        **dict.fromkeys(
+            "aime musique cuisine nourriture vegetarien vegan sport prefere gout".split(),
+            "preferences",
+        ),
+    },
+)
+
+
+# --------------------------------------------------------------------------
+# German
+# --------------------------------------------------------------------------
+
+_DE_START = r"(?:^|[.!?;:,—–]\s*|\b(?:und|aber|also|dann|auch)\s+)"
+_DE_LEAD = r"""(?:(?:hey|hallo|ok|okay|also|übrigens|ach|noch\s+etwas|noch\s+was|bitte|
+    sorry|ab\s+jetzt|ehrlich\s+gesagt|am\s+besten)[\s,:]+)*"""
+# Modal questions put the verb last: "kannst du bitte meine Adresse vergessen?"
+_DE_MODAL = r"""(?:kannst|könntest|konntest|würdest|wuerdest|kann|können|könnten|würden)\s+
+    (?:du|sie)\s+(?:bitte\s+|mal\s+|vielleicht\s+)*"""
+_DE_OBJ = r"""(?=(?:
+    (?:mein|meine|meinen|meinem|meiner|meines|unser|unsere|unseren|unserem|alles|all\s+das|
+       das|dies|diese|diesen|dieses|was|wo|wann|wie|wer|dass|jede|jeden|jegliche\w*|
+       sämtliche\w*|irgendwas|etwas|mich|mir)\b
+  | (?:die|den|das|der)\s+(?:[\w-]+\s+){0,3}?(?:die|den|das|von|über)\s+(?:ich|mir|mich|meine\w*)\b
+)) """
+_DE_TEND = _target_end(
+    closers=r"""bitte|aus\s+deinem\s+(?:gedächtnis|speicher)|für\s+immer|endgültig|komplett|
+        vollständig|danke|weil|denn|das\s+ist\s+privat""",
+    # A comma before a relative clause ("alles, was ich ...") continues the target.
+    continuers=r"und|mein|meine|meinen|den|die|das|der|auch|alles|oder|was|wo|worüber|dass",
+)
+_DE_T = rf"(?P<t>.+?){_DE_TEND}"
+_DE_VEND = _value_end(r"jetzt|nun|und|aber|seit|weil|gezogen|umgezogen")
+_DE_V = rf"(?P<new>.+?){_DE_VEND}"
+_DE_FORGET_VERB = r"""(?:vergiss|vergessen\s+sie|l[öo]sch(?:e)?|l[öo]schen\s+sie|entfern(?:e)?|
+    entfernen\s+sie|streich(?:e)?|tilg(?:e)?|verwirf|ignorier(?:e)?|wirf)"""
+_DE_INFINITIVE = r"""(?:vergessen|l[öo]schen|entfernen|streichen|tilgen|ignorieren|
+    nicht\s+(?:speichern|behalten|merken))"""
+
+_DE = _Language(
+    code="de",
+    stopwords=frozenset(
+        "der die das mein meine meinen ich du und nicht mehr ist bitte was über alles zu "
+        "dass vergiss lösche habe gesagt jetzt eigentlich dir mir".split()
+    ),
+    rules=(
+        _Rule(
+            _REPLACE,
+            _rx(rf"""{_DE_START}{_DE_LEAD}(?:aktualisiere|ändere|korrigiere)\s+(?P<t>(?:mein|meine|meinen)\s+
+                .+?)\s+(?:auf|zu|in)\s+{_DE_V}"""),
+        ),
+        _Rule(
+            _FORGET,
+            _rx(r"""\b(?:l[öo]sch(?:e)?|entfern(?:e)?|streich(?:e)?|nimm|tilg(?:e)?)\s+(?P<t>[^.!?;]+?)
+                \s+(?:aus|von)\s+(?:deinem|ihrem|dem)\s+(?:gedächtnis|speicher|notizen)\b"""),
+        ),
+        # "zieh keine Schlüsse über meine Religion", "hör auf, mein Gehalt zu raten"
+        _Rule(
+            _INFER,
+            _rx(rf"""{_DE_START}{_DE_LEAD}(?:zieh(?:e)?\s+keine\s+(?:rück)?schlüsse|
+                mach(?:e)?\s+keine\s+(?:annahmen|vermutungen|mutmaßungen)|
+                (?:vermute|rate|schließe|folgere|spekuliere|errate)\s+(?:nichts|nicht)|
+                stell(?:e)?\s+keine\s+vermutungen\s+an)
+                \s+(?:über|zu|bezüglich|aus|an)?\s*{_DE_OBJ}{_DE_T}"""),
+        ),
+        _Rule(
+            _INFER,
+            _rx(r"""\bh[öo]r\s+auf,?\s+(?:über\s+)?(?P<t>.+?)\s+zu\s+(?:raten|erraten|spekulieren|
+                vermuten|mutmaßen|folgern)\b"""),
+        ),
+        _Rule(_FORGET, _rx(rf"{_DE_START}{_DE_LEAD}{_DE_FORGET_VERB},?\s+{_DE_OBJ}{_DE_T}")),
+        _Rule(
+            _FORGET,
+            _rx(
+                rf"""{_DE_START}{_DE_LEAD}{_DE_MODAL}{_DE_OBJ}(?P<t>[^.!?;]+?)\s+{_DE_INFINITIVE}\b"""
+            ),
+        ),
+        # "speichere meine Adresse nicht", "merk dir meinen Geburtstag nicht mehr"
+        _Rule(
+            _FORGET,
+            _rx(rf"""{_DE_START}{_DE_LEAD}(?:speicher(?:e)?|merk(?:e)?\s+dir|behalt(?:e)?|bewahr(?:e)?)
+                \s+{_DE_OBJ}(?P<t>[^.!?;]+?)\s+nicht(?:\s+mehr)?\b"""),
+        ),
+        _Rule(
+            _FORGET,
+            _rx(r"""\b(?:h[öo]r\s+auf,?\s+(?:dir\s+)?(?P<t>.+?)\s+zu\s+(?:merken|speichern|behalten)|
+                (?:ich\s+möchte|ich\s+will)\s+nicht,?\s+dass\s+du\s+(?:dir\s+)?(?P<t2>.+?)\s+
+                (?:merkst|speicherst|behältst|weißt))\b"""),
+        ),
+        _Rule(
+            _FORGET,
+            _rx(r"""\b(?:es\s+wäre\s+mir\s+lieber|mir\s+wäre\s+es\s+lieber|mir\s+wäre\s+lieber),?\s+
+                wenn\s+du\s+(?:dir\s+)?(?P<t>.+?)\s+(?:nicht\s+(?:speicherst|behältst|merkst)|
+                vergisst|löschst)\b"""),
+        ),
+        # "ich bin nicht mehr Vegetarier", "ich esse kein Fleisch mehr", "ich mag Jazz nicht mehr"
+        _Rule(
+            _LAPSE,
+            _rx(r"""\bich\s+(?P<t>bin\s+(?:nicht\s+mehr|kein(?:e)?\s+\w+\s+mehr)\s*
+                (?:vegetarier\w*|veganer\w*|vegan|verheiratet|verlobt|mit\s+\w+\s+zusammen|mit|fan|
+                mitglied|bei|zusammen|single|schwanger|raucher\w*|katholisch|muslim\w*)?\w*)"""),
+        ),
+        _Rule(
+            _LAPSE,
+            _rx(r"""\bich\s+(?P<t>(?:esse|trinke|wohne|lebe|arbeite|rauche|spiele|mag|höre|fahre|
+                treibe|nehme|gehe|date|benutze|nutze)\s+(?:[^.!?;,]+?\s+)?(?:nicht\s+mehr|
+                kein(?:e|en)?\s+[^.!?;,]+?\s+mehr))"""),
+        ),
+    ),
+    marker=_rx(r"""(?:\beigentlich|\btatsächlich|\bkorrektur|\bupdate|\bich\s+habe\s+mich\s+geirrt|
+        \bnicht\s+mehr|\bkein\w*\s+\w+\s+mehr|\bjetzt\b|\binzwischen|\bmittlerweile|\bnun\b|
+        \bdas\s+ist\s+(?:veraltet|überholt|nicht\s+mehr\s+aktuell|nicht\s+mehr\s+richtig|falsch)|
+        \bhat\s+sich\s+geändert)"""),
+    changes=(
+        _rx(
+            rf"\b(?:ich\s+)?bin\s+(?:ich\s+)?(?:jetzt\s+|inzwischen\s+|mittlerweile\s+)?nach\s+{_DE_V}\s+(?:um)?gezogen\b"
+        ),
+        _rx(
+            rf"\bich\s+(?:wohne|lebe|arbeite)\s+(?:jetzt|inzwischen|mittlerweile|nun)\s+(?:in|bei|für)\s+{_DE_V}"
+        ),
+        _rx(
+            rf"\b(?:jetzt|inzwischen|nun)\s+(?:wohne|lebe|arbeite)\s+ich\s+(?:in|bei|für)\s+{_DE_V}"
+        ),
+        _rx(rf"\b(?:jetzt|inzwischen|nun)\s+(?:ist\s+es|lautet\s+(?:sie|er|es))\s+{_DE_V}"),
+        _rx(rf"\b(?:sie|er|es)\s+(?:ist|lautet)\s+(?:jetzt|nun|inzwischen)\s+{_DE_V}"),
+        _rx(rf"\b(?:meine\s+neue|mein\s+neuer|mein\s+neues)\s+\w+\s+(?:ist|lautet)\s+{_DE_V}"),
+        _rx(
+            rf"\bich\s+(?:esse|trinke|nutze|benutze|fahre|spiele|höre)\s+(?:jetzt|inzwischen|nun)\s+{_DE_V}"
+        ),
+        _rx(
+            rf"\b(?:jetzt|inzwischen|nun)\s+(?:esse|trinke|nutze|benutze|fahre|spiele|höre)\s+ich\s+{_DE_V}"
+        ),
+    ),
+    temporal=_rx(r"""\b(?:gestern|vorgestern|heute|vorhin|letzte\s+woche|letzter\s+woche|
+        letzten\s+(?:monat|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag)|
+        letztes\s+(?:wochenende|jahr|mal)|am\s+wochenende|vor\s+(?:einer|einem|zwei|drei|ein\s+paar|
+        \d+)\s+\w+|(?:unserem|unserer|dem|der)\s+(?:letzten|vorigen|vorherigen|ersten)\s+
+        (?:gespräch|unterhaltung|sitzung|chat)|gestrige\w*|neulich|diese\s+woche)\b"""),
+    speech=_rx(r"""\b(?:gesagt|erzählt|erwähnt|geschrieben|gesprochen|geteilt|mitgeteilt|
+        gespräch\w*|unterhaltung|sitzung|chat|nachrichten?|anvertraut)\b"""),
+    quantifier=_rx(r"\b(?:alles|alle|jede\w*|sämtliche\w*|irgendwas|gesamte\w*|ganze\w*)\b"),
+    inference=_rx(r"""\b(?:gefolgert|geschlossen|geschlussfolgert|vermut\w*|geraten|erraten|
+        angenommen|annahme\w*|schlüsse|schluss|rückschlüsse|abgeleitet|zusammengereimt|
+        interpretiert|spekuliert)\b"""),
+    conjunction=_rx(r"""(?:\s(?:und|sowie|plus|als\s+auch)\s|,\s*)
+        (?!(?:ich|mir|mich|du|er|sie|dann|dass|was)\b)(?=\w)"""),
+    topic=_rx(r"""\b(?:liebesleben|privatleben|krankengeschichte|gesundheitsdaten|finanzdaten|
+        \w+themen|\w+angelegenheiten|\w+sachen)\b"""),
+    leading=_rx(r"^(?:über|von)\s+"),
+    lapse_strip=_rx(r"^(?:bin\s+nicht\s+mehr|mag)\s+|\s+(?:nicht\s+)?mehr$"),
+    trailing=_rx(r"""(?:\s+(?:bitte|auch|danke|jetzt|mehr)|[\s,:;.!?]+)$"""),
+    lexicon={
+        **dict.fromkeys(
+            "gesundheit medizin medikament arzt arzt arztin krankenhaus klinik krankheit diagnose "
+            "therapie therapeut psych schwanger allergie depression angst zahnarzt rezept "
+            "kranken".split(),
+            "health",
+        ),
+        **dict.fromkeys(
+            "geld gehalt lohn bank schulden hypothek kredit finanz karte steuer einkommen "
+            "erspart konto ausgabe".split(),
+            "finances",
+        ),
+        **dict.fromkeys(
+            "familie mutter vater mama papa bruder schwester sohn tochter kind oma opa onkel "
+            "tante cousin".split(),
+            "family",
+        ),
+        **dict.fromkeys(
+            "adresse haus wohnung wohne wohnort nachbar stadt umzug gezogen strasse".split(),
+            "home",
+        ),
+        **dict.fromkeys("telefon nummer handy mail email kontakt".split(), "contact"),
+        **dict.fromkeys(
+            "arbeit job beruf chef firma buro stelle kolleg arbeitgeber".split(), "work"
+        ),
+        **dict.fromkeys(
+            "partner partnerin freund freundin ex beziehung ehe scheidung liebes verlobt".split(),
+            "relationships",
+        ),
+        **dict.fromkeys("passwort kennwort pin code zugang reisepass".split(), "credentials"),
+        **dict.fromkeys("reise flug hotel urlaub flughafen".split(), "travel"),
+        **dict.fromkeys(
+            "mag musik essen vegetarier veganer sport lieblings hobby".split(), "preferences"
+        ),
+    },
+)
+
+_TABLES: tuple[_Language, ...] = (_EN, _ES, _FR, _DE)
+_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
+
+
+def detect(text: str) -> ForgetRequest | None:
+    """Read one user turn and return the forget request it makes, or None.
+
+    Each language table is tried, the language whose function words dominate
+    the turn first; within a table the first matching rule wins, replacements
+    before deletions before lapses. A match yields the target span (what to
+    forget, trimmed of courtesies), the new value of a replacement, the
+    request kind (see :func:`classify`) and the topic categories of the
+    target. Turns that only mention forgetting or deleting return None.
+    """
+    if not text or not text.strip():
+        return None
+    turn = text.translate(_APOSTROPHES)
+    for lang in _ranked(turn):
+        found = _replacement(lang, turn) or _rule_match(lang, turn)
+        if found is not None:
+            return found
+    return None
+
+
+def classify(target: str, language: str = "en") -> str:
+    """Kind of a deletion request from its target span (never "replacement").
+
+    Order matters: an inference word ("what you figured out about ...") makes
+    it inferential; a time expression with a reference to speech or to the
+    whole conversation ("what I told you last weekend", "yesterday's chat")
+    makes it temporal; a quantifier or a topic noun phrase ("everything about
+    my health", "my love life") makes it a category; a list of several things
+    ("my address and my phone number") is compositional; otherwise factual.
+    """
+    lang = _BY_CODE[language]
+    if lang.inference.search(target):
+        return "inferential"
+    has_time = bool(lang.temporal.search(target))
+    if has_time and (lang.speech.search(target) or lang.quantifier.search(target)):
+        return "temporal"
+    if has_time and re.match(r"^(?:what|lo\s+que|ce\s+que|was)\b", target, re.IGNORECASE):
+        return "temporal"
+    if lang.quantifier.search(target) or lang.topic.search(target):
+        return "category"
+    if lang.conjunction.search(target):
+        return "compositional"
+    return "factual"
+
+
+def topic_categories(text: str, language: str = "en") -> frozenset[str]:
+    """Topic categories of a span: the English lexicon plus the language's own words."""
+    found = set(english_categories(text))
+    lexicon = _BY_CODE[language].lexicon
+    if lexicon:
+        for word in words(normalize(text)):
+            for prefix, category in lexicon.items():
+                if word == prefix or (len(prefix) >= 4 and word.startswith(prefix)):
+                    found.add(category)
+    return frozenset(found)
+
+
+_BY_CODE: dict[str, _Language] = {lang.code: lang for lang in _TABLES}
+
+
+def _ranked(turn: str) -> list[_Language]:
+    # Function-word votes order the tables; ties keep English first.
+    tokens = re.findall(r"[\w']+", turn.casefold())
+    score = {lang.code: sum(tok in lang.stopwords for tok in tokens) for lang in _TABLES}
+    return sorted(_TABLES, key=lambda lang: -score[lang.code])
+
+
+def _clean(span: str, lang: _Language) -> str:
+    span = span.strip(" \t\n,;:.!?¿¡\"'—–-")
+    for _ in range(3):  # several fillers may stack: "my PIN too please"
+        previous = span
+        span = lang.leading.sub("", span)
+        span = lang.trailing.sub("", span).strip()
+        if span == previous:
+            break
+    return span
+
+
+def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
+    for rule in lang.rules:
+        m = rule.pattern.search(turn)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        target = _clean(groups.get("t") or groups.get("t2") or "", lang)
+        if not target:
+            continue
+        new_value = groups.get("new")
+        if rule.hint == _REPLACE and new_value:
+            kind = "replacement"
+            new_value = _clean(new_value, lang)
+        elif rule.hint == _INFER:
+            kind, new_value = "inferential", None
+            target = re.sub(
+                r"^(?:anything|things|stuff|nada|rien|nichts)\s+(?:about|regarding|sobre|de|sur|über)\s+",
+                "",
+                target,
+                flags=re.IGNORECASE,
+            )
+        elif rule.hint == _LAPSE:
+            kind, new_value = "factual", None
+            target = lang.lapse_strip.sub("", target) or target
+        else:
+            kind, new_value = classify(target, lang.code), None
+        return ForgetRequest(
+            kind=kind,
+            language=lang.code,
+            target=target,
+            new_value=new_value,
+            categories=topic_categories(target, lang.code),
+        )
+    return None
+
+
+def _replacement(lang: _Language, turn: str) -> ForgetRequest | None:
+    # A change clause with a new value counts only next to a correction
+    # marker ("actually", "anymore", "that's outdated"), so that plain news
+    # such as "I moved to Lisbon in 2019" is not mistaken for a correction.
+    if not lang.marker.search(turn):
+        return None
+    for change in lang.changes:
+        m = change.search(turn)
+        if m is None:
+            continue
+        new_value = _clean(m.group("new"), lang)
+        if not new_value:
+            continue
+        old = _old_value(lang, turn, m) or _slot_phrase(lang, m)
+        return ForgetRequest(
+            kind="replacement",
+            language=lang.code,
+            target=old,
+            new_value=new_value,
+            categories=topic_categories(turn[: m.end()], lang.code),
+        )
+    return None
+
+
+def _old_value(lang: _Language, turn: str, change: re.Match[str]) -> str | None:
+    # The replaced value when the turn names it: a lapse ("not vegetarian
+    # anymore") or a possessive slot before the change ("my number ...").
+    for rule in lang.rules:
+        if rule.hint != _LAPSE:
+            continue
+        m = rule.pattern.search(turn)
+        if m is not None and m.start() < change.start():
+            return _clean(lang.lapse_strip.sub("", m.group("t")), lang)
+    slot = re.search(
+        r"\b(?:my|mi|mis|mon|ma|mes|mein|meine|meinen)\s+(?:[\w'-]+\s+){0,2}?[\w'-]+",
+        turn[: change.start("new")],
+        re.IGNORECASE,
+    )
+    if slot is not None and slot.end() <= change.start("new"):
+        return _clean(slot.group(0), lang)
+    return None
+
+
+_PRONOUN_SLOT = re.compile(
+    r"^(?:it's|it\s+is|its|now\s+it's|now\s+it\s+is|the\s+new\s+one\s+is|es|son|c'est|"
+    r"ist\s+es|es\s+ist|sie\s+ist|er\s+ist|lautet\s+\w+|\w+\s+lautet)\b.*$",
+    re.IGNORECASE,
+)
+_THAT = {"en": "that", "es": "eso", "fr": "ça", "de": "das"}
+
+
+def _slot_phrase(lang: _Language, change: re.Match[str]) -> str:
+    # No old value named: the change clause minus its new value names the
+    # slot ("I moved to", "j'ai déménagé à"); "it's now X" refers back: "that".
+    phrase = _clean(change.string[change.start() : change.start("new")], lang)
+    phrase = re.sub(r"\b(?:now|ahora|maintenant|désormais|jetzt|nun|inzwischen)\b", "", phrase)
+    phrase = re.sub(r"\s+", " ", phrase).strip()
+    if not phrase or _PRONOUN_SLOT.match(phrase):
+        return _THAT[lang.code]
+    return phrase
