@@ -114,7 +114,8 @@ _EN_LEAD = r"""(?:(?:hey|hi|ok|okay|oh|so|also|and|well|right|listen|look|actual
     by\s+the\s+way|one\s+more\s+thing|sorry|um|please|pls|kindly|just|now|honestly|
     from\s+now\s+on|on\s+second\s+thought|in\s+fact)[\s,:]+
   |(?:can|could|would|will)\s+you\s+(?:please\s+|kindly\s+|just\s+)?
-  |i\s+(?:want|need|would\s+like|'d\s+like|ask|asked|am\s+asking)\s+you\s+to\s+(?:please\s+)?
+  |would\s+you\s+mind\s+(?:please\s+)?|do\s+you\s+mind\s+
+  |i\s*(?:want|need|would\s+like|'d\s+like|ask|asked|am\s+asking)\s+you\s+to\s+(?:please\s+)?
   |i\s*(?:'d|would)\s+(?:rather|prefer)\s+(?:that\s+|it\s+if\s+)?you\s+
   |i\s*(?:'d|would)\s+appreciate\s+it\s+if\s+you\s+(?:could|would)\s+
   |you\s+(?:should|can|may|must|could)\s+(?:now\s+|just\s+|please\s+)?
@@ -125,11 +126,12 @@ _EN_LEAD = r"""(?:(?:hey|hi|ok|okay|oh|so|also|and|well|right|listen|look|actual
 # what the user said. "delete the branch", "forget it" do not qualify.
 _EN_OBJ = r"""(?=(?:about\s+|all\s+about\s+)?(?:
     (?:my|our|mine|all|everything|anything|every|whatever|what|where|when|who|how|which|
-       any|me|your\s+(?:notes|memory|memories|record|records|guess|guesses|assumption|
-       assumptions|conclusion|conclusions|idea|impression)|yesterday's|today's|last)\b
+       any|both|your\s+(?:notes|memory|memories|record|records|guess|guesses|assumption|
+       assumptions|conclusion|conclusions|idea|impression)|yesterday's|today's|
+       last\s+(?:night|week(?:end)?|session|conversation|chat|time))\b
+  | about\s+me\b
   | (?:that|this)\s+(?:i|i'm|i've|my|we|we've|you|part|bit|info|information|detail|details|
        fact|conversation|chat|message|memory|stuff|thing|entry|note|last|whole|session)\b
-  | (?:that|this)\s*(?:$|[.!?,;])
   | (?:those|these)\s+\w+
   | the\s+(?:[\w'-]+\s+){0,4}?(?:i|we)\s+(?:told|said|mentioned|shared|gave|wrote|talked|
        discussed|brought|sent|typed)\b
@@ -146,7 +148,8 @@ _EN_TEND = _target_end(
 _EN_T = rf"(?P<t>.+?){_EN_TEND}"
 _EN_VEND = _value_end(r"now|instead|these\s+days|nowadays|and|but|so|since|because|please")
 _EN_V = rf"(?P<new>.+?){_EN_VEND}"
-_EN_FORGET_VERB = r"""(?:forget|delete|erase|remove|wipe(?:\s+out)?|purge|drop|discard|clear|
+_EN_FORGET_VERB = r"""(?:forget(?:ting)?|delet(?:e|ing)|eras(?:e|ing)|remov(?:e|ing)|
+    wip(?:e|ing)(?:\s+out)?|purg(?:e|ing)|drop(?:ping)?|discard(?:ing)?|clear(?:ing)?|
     scrap|scratch|unlearn|disregard|ignore|throw\s+(?:away|out)|get\s+rid\s+of|let\s+go\s+of|
     strike|expunge|lose|dump|bin)"""
 _EN_KEEP = r"""(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|retain(?:ing)?|
@@ -216,6 +219,25 @@ _EN = _Language(
                 rf"{_EN_START}{_EN_LEAD}never\s*mind\s+(?:about\s+)?(?P<t>(?:the|my|that|what)\b.+?){_EN_TEND}"
             ),
         ),
+        # "let's pretend I never told you about my debt"
+        _Rule(
+            _FORGET,
+            _rx(
+                rf"""\b(?:pretend|act\s+as\s+if|act\s+like|imagine)\s+(?:that\s+)?i\s+never\s+
+                (?:told|said|mentioned|shared|brought\s+up)(?:\s+(?:you|it|that))?\s+
+                (?:anything\s+)?(?:about\s+)?{_EN_T}"""
+            ),
+        ),
+        # Object first: "my old number is no longer valid, forget it",
+        # "that bit about my mother's illness -- please erase it".
+        _Rule(
+            _FORGET,
+            _rx(
+                rf"""(?:^|[.!?;]\s+)(?P<t>(?:my|our|whatever|everything|anything|what|that\s+bit|
+                that\s+part|the\s+(?:bit|part|stuff|thing)s?|all\s+that)\b[^.!?;]*?)
+                \s*(?:,|—|–|-|:)\s*{_EN_LEAD}{_EN_FORGET_VERB}\s+(?:it|that|them|this)\b"""
+            ),
+        ),
         # "I take back what I said about ..."
         _Rule(
             _FORGET,
@@ -248,7 +270,8 @@ _EN = _Language(
                 practi[cs]e|do)\b[^.!?;,]*?)(?:\s+(?:any\s*more|any\s+longer)|(?<=\S)(?=\s*(?:[.!?;,]|$)))"""),
         ),
     ),
-    marker=_rx(r"""\b(?:actually|in\s+fact|correction|update|to\s+correct\s+myself|scratch\s+that|
+    marker=_rx(r"""\b(?:actually|in\s+fact|correction|update|forget|delete|drop|replace|old|
+to\s+correct\s+myself|scratch\s+that|
         i\s+was\s+wrong|as\s+of\s+(?:now|today)|any\s*more|no\s+longer|not\s+any\s+longer|instead|
         (?:that's|that\s+is|this\s+is|it's)\s+(?:now\s+)?(?:outdated|out\s+of\s+date|old\s+news|
         wrong|not\s+right|incorrect|not\s+true|no\s+longer\s+\w+|changed|stale)|
@@ -259,9 +282,15 @@ _EN = _Language(
         ),
         _rx(rf"""\bi(?:'m|\s+am)?\s+(?:now\s+)?(?:live|living|work|working|study|studying|based|
             staying)\s+(?:now\s+)?(?:in|at|for)\s+{_EN_V}"""),
+        # "it's" needs "now" beside it: "it's not raining anymore" is no correction.
+        _rx(rf"\b(?:it's|it\s+is|its|that's)\s+now\s+{_EN_V}"),
         _rx(
-            rf"\b(?:it's|it\s+is|its|now\s+it's|now\s+it\s+is|the\s+new\s+one\s+is|it's\s+been\s+changed\s+to)\s+(?:now\s+)?{_EN_V}"
+            rf"\b(?:now\s+it's|now\s+it\s+is|the\s+new\s+one\s+is|it's\s+been\s+changed\s+to)\s+{_EN_V}"
         ),
+        _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^.!?;,]+?)\s+now\b"),
+        _rx(rf"\bmy\s+[\w' -]{{1,30}}?\s+is\s+now\s+{_EN_V}"),
+        _rx(rf"""\bi(?:'m|\s+am)\s+(?:now\s+)?(?:dating|seeing|with|married\s+to|engaged\s+to|
+            working\s+(?:at|for)|living\s+in|using|driving|eating|studying)\s+{_EN_V}"""),
         _rx(rf"\b(?:changed|switched|moved)\s+(?:it\s+)?to\s+{_EN_V}"),
         _rx(rf"\bmy\s+(?:new\s+)?{_EN_SLOT}\s+is\s+(?:now\s+)?{_EN_V}"),
         _rx(rf"""\b(?:now\s+)?i\s+(?:now\s+)?(?:eat|drink|use|prefer|like|love|drive|play|listen\s+to|
@@ -280,7 +309,9 @@ _EN = _Language(
     inference=_rx(r"""\b(?:infer\w*|assum\w*|guess\w*|deduc\w*|conclu\w*|speculat\w*|
         figured\s+out|worked\s+out|gathered|presum\w*|read\s+into|derived|extrapolat\w*|
         picked\s+up\s+on|pieced\s+together|think\s+you\s+know)\b"""),
-    conjunction=_rx(r"""(?:\s(?:and|as\s+well\s+as|plus|along\s+with|together\s+with|&)\s|,\s*)
+    conjunction=_rx(r"""(?:\s(?:and|or|nor|as\s+well\s+as|plus|along\s+with|together\s+with|&)\s
+        |,\s*)
+
         (?!(?:i|me|we|he|she|they|it|then|also|please|that|so)\b)(?=(?:my|the|his|her|our|
         your|also\s+my)?\s*\w)"""),
     topic=_rx(r"""\b(?:health|medical|financial|finance|money|family|work|job|dating|love|
@@ -308,8 +339,10 @@ _ES_LEAD = r"""(?:(?:oye|hola|vale|bueno|ok|mira|además|también|ah|por\s+ciert
   |(?:me\s+haces\s+el\s+favor\s+de|haz\s+el\s+favor\s+de|hazme\s+el\s+favor\s+de)\s+)*"""
 _ES_OBJ = r"""(?=(?:
     (?:mi|mis|nuestro|nuestra|nuestros|nuestras|todo|toda|todos|todas|lo\s+que|lo\s+de|lo\s+del|
-       eso|esto|aquello|que|d[oó]nde|cu[aá]ndo|cualquier|nada|c[oó]mo|qui[eé]n|cu[aá]l|
+       que|d[oó]nde|cu[aá]ndo|cualquier|nada|c[oó]mo|qui[eé]n|cu[aá]l|
        sobre\s+m[ií]|de\s+m[ií])\b
+  | (?:la|nuestra|esa|aquella)\s+(?:conversaci[oó]n|charla|sesi[oó]n)\b
+  | (?:eso|esto)\s+(?:que|de|sobre)\b
   | (?:el|la|los|las)\s+(?:[\w'-]+\s+){0,4}?que\s+te\s+\w+
   | (?:el|la|los|las)\s+(?:[\w'-]+\s+){0,2}?(?:de|sobre)\s+(?:m[ií]|mi|mis)\b
   | (?:esa|ese|esas|esos)\s+(?:conversaci[oó]n|charla|informaci[oó]n|dato|datos|detalle|cosa|
@@ -379,6 +412,8 @@ _ES = _Language(
         _rx(rf"\bme\s+(?:mud[eé]|he\s+mudado|traslad[eé]|fui\s+a\s+vivir)\s+a\s+{_ES_V}"),
         _rx(rf"\b(?:ahora\s+)?(?:vivo|trabajo|estudio|estoy)\s+(?:ahora\s+)?(?:en|para)\s+{_ES_V}"),
         _rx(rf"\bahora\s+(?:es|son|se\s+llama)\s+{_ES_V}"),
+        _rx(rf"\bahora\s+mis?\s+[\w ]{{1,30}}?\s+(?:es|son)\s+{_ES_V}"),
+        _rx(rf"\bmis?\s+[\w ]{{1,30}}?\s+(?:es|son)\s+ahora\s+{_ES_V}"),
         _rx(rf"\b(?:es|son)\s+{_ES_V}\s+ahora\b"),
         _rx(rf"\b(?:cambi[oó]|ha\s+cambiado|cambi[eé])\s+(?:a|por)\s+{_ES_V}"),
         _rx(rf"\bmi\s+nuev[oa]\s+\w+(?:\s+de\s+\w+)?\s+es\s+{_ES_V}"),
@@ -387,7 +422,7 @@ _ES = _Language(
         ),
     ),
     temporal=_rx(r"""\b(?:ayer|anteayer|hoy|anoche|esta\s+(?:mañana|tarde|noche|semana)|
-        (?:la\s+)?semana\s+pasada|el\s+(?:mes|año|fin\s+de\s+semana|finde|lunes|martes|miércoles|
+        (?:la\s+)?semana\s+pasada|d?el\s+(?:mes|año|fin\s+de\s+semana|finde|lunes|martes|miércoles|
         jueves|viernes|sábado|domingo)\s+pasado|el\s+otro\s+día|hace\s+(?:un|una|dos|tres|unos|unas|
         \d+)\s+\w+|(?:nuestra|la)\s+(?:última|anterior|primera)\s+(?:conversación|charla|sesión)|
         de\s+ayer|esta\s+mañana)\b"""),
@@ -453,8 +488,11 @@ _FR_LEAD = r"""(?:(?:dis|bon|ok|alors|aussi|ah|au\s+fait|une\s+chose|pardon|stp|
   |(?:merci\s+d'|merci\s+de\s+|je\s+te\s+demande\s+d'|je\s+te\s+demande\s+de\s+|veuillez\s+|
      il\s+faut\s+que\s+tu\s+))*"""
 _FR_OBJ = r"""(?=(?:
-    (?:mon|ma|mes|notre|nos|tout|toute|tous|toutes|ce\s+que|ce\s+qu'|cela|[cç]a|que|qu'|o[uù]|
+    (?:mon|ma|mes|notre|nos|tout|toute|tous|toutes|ce\s+que|ce\s+qu'|ce\s+dont|que|qu'|o[uù]|
        quand|comment|qui|n'importe|[àa]\s+propos\s+de\s+moi|sur\s+moi)(?=\W|$)
+  | (?:sur|[àa]\s+propos\s+de|concernant)\s+(?:mon|ma|mes|moi)\b
+  | (?:la|notre|cette)\s+(?:conversation|discussion|session)\b
+
   | ce\s+(?:d[ée]tail|souvenir|message|truc|point|sujet)\b
   | cette\s+(?:conversation|discussion|info|information|histoire)\b
   | (?:le|la|les|l')\s*(?:[\w'-]+\s+){0,4}?(?:que|qu')\s*(?:je|j')
@@ -502,6 +540,8 @@ _FR = _Language(
         _Rule(
             _INFER,
             _rx(rf"""{_FR_START}{_FR_LEAD}(?:ne\s+(?:{_FR_INFER})\s+(?:rien|pas|plus\s+rien)|
+                ne\s+(?:tire|tirez|fais|faites)\s+(?:pas|plus|aucune)\s+(?:de\s+|d')?
+                    (?:conclusions?|suppositions?|hypoth[èe]ses?)|
                 n'(?:essaie|essayez)\s+pas\s+de\s+(?:deviner|d[ée]duire)|
                 arr[eê]te(?:z)?\s+de\s+{_FR_INFER})
                 \s+(?:quoi\s+que\s+ce\s+soit\s+)?(?:sur|[àa]\s+propos\s+de|de|concernant|quant\s+[àa])?
@@ -618,8 +658,8 @@ _DE_MODAL = r"""(?:kannst|könntest|konntest|würdest|wuerdest|kann|können|kön
     (?:du|sie)\s+(?:bitte\s+|mal\s+|vielleicht\s+)*"""
 _DE_OBJ = r"""(?=(?:
     (?:mein|meine|meinen|meinem|meiner|meines|unser|unsere|unseren|unserem|alles|all\s+das|
-       das|dies|diese|diesen|dieses|was|wo|wann|wie|wer|dass|jede|jeden|jegliche\w*|
-       sämtliche\w*|irgendwas|etwas|mich|mir)\b
+       was|wo|wann|wie|wer|dass|jede|jeden|jegliche\w*|sämtliche\w*|irgendwas)\b
+  | (?:das|dies|diese|dieses)\s+(?:mit|über|von|gespräch|chat|detail|thema|info\w*)\b
   | (?:die|den|das|der)\s+(?:[\w-]+\s+){0,3}?(?:die|den|das|von|über)\s+(?:ich|mir|mich|meine\w*)\b
 )) """
 _DE_TEND = _target_end(
@@ -667,7 +707,21 @@ _DE = _Language(
             _rx(r"""\bh[öo]r\s+auf,?\s+(?:über\s+)?(?P<t>.+?)\s+zu\s+(?:raten|erraten|spekulieren|
                 vermuten|mutmaßen|folgern)\b"""),
         ),
-        _Rule(_FORGET, _rx(rf"{_DE_START}{_DE_LEAD}{_DE_FORGET_VERB},?\s+{_DE_OBJ}{_DE_T}")),
+        _Rule(
+            _FORGET,
+            _rx(
+                rf"""{_DE_START}{_DE_LEAD}{_DE_FORGET_VERB},?\s+(?:bitte\s+|mal\s+|einfach\s+|
+                endlich\s+)*,?\s*{_DE_OBJ}{_DE_T}"""
+            ),
+        ),
+        # Verb before the object after a modal: "kannst du vergessen, was ich ..."
+        _Rule(
+            _FORGET,
+            _rx(
+                rf"""{_DE_START}{_DE_LEAD}{_DE_MODAL}(?:vergessen|l[öo]schen|entfernen),?\s+
+                {_DE_OBJ}{_DE_T}"""
+            ),
+        ),
         _Rule(
             _FORGET,
             _rx(
@@ -695,9 +749,11 @@ _DE = _Language(
         # "ich bin nicht mehr Vegetarier", "ich esse kein Fleisch mehr", "ich mag Jazz nicht mehr"
         _Rule(
             _LAPSE,
-            _rx(r"""\bich\s+(?P<t>bin\s+(?:nicht\s+mehr|kein(?:e)?\s+\w+\s+mehr)\s*
-                (?:vegetarier\w*|veganer\w*|vegan|verheiratet|verlobt|mit\s+\w+\s+zusammen|mit|fan|
-                mitglied|bei|zusammen|single|schwanger|raucher\w*|katholisch|muslim\w*)?\w*)"""),
+            _rx(r"""\bich\s+(?P<t>bin\s+(?:nicht\s+mehr\s+(?:vegetarier\w*|veganer\w*|vegan|
+                verheiratet|verlobt|mit\s+\w+\s+zusammen|mit\s+\w+|fan\s+\w+\s+\w+|fan|
+                mitglied\s+\w+\s+\w+|bei\s+\w+|zusammen|single|schwanger|raucher\w*|katholisch|
+                muslim\w*)|kein(?:e)?\s+(?:vegetarier\w*|veganer\w*|fan|mitglied|raucher\w*|
+                single)\s+mehr))"""),
         ),
         _Rule(
             _LAPSE,
@@ -746,7 +802,7 @@ _DE = _Language(
     topic=_rx(r"""\b(?:liebesleben|privatleben|krankengeschichte|gesundheitsdaten|finanzdaten|
         \w+themen|\w+angelegenheiten|\w+sachen)\b"""),
     leading=_rx(r"^(?:über|von)\s+"),
-    lapse_strip=_rx(r"^(?:bin\s+nicht\s+mehr|mag)\s+|\s+(?:nicht\s+)?mehr$"),
+    lapse_strip=_rx(r"^(?:bin\s+nicht\s+mehr|bin\s+kein(?:e)?|mag)\s+|\s+(?:nicht\s+)?mehr$"),
     trailing=_rx(r"""(?:\s+(?:bitte|auch|danke|jetzt|mehr)|[\s,:;.!?]+)$"""),
     lexicon={
         **dict.fromkeys(
@@ -911,7 +967,9 @@ def _replacement(lang: _Language, turn: str) -> ForgetRequest | None:
         return None
     for change in lang.changes:
         m = change.search(turn)
-        if m is None:
+        # A negated change states what no longer holds: "ya no trabajo en X"
+        # is a lapse, not a new value.
+        if m is None or _NEGATED.search(turn, 0, m.start()):
             continue
         new_value = _clean(m.group("new"), lang)
         if not new_value:
@@ -945,6 +1003,9 @@ def _old_value(lang: _Language, turn: str, change: re.Match[str]) -> str | None:
         return _clean(slot.group(0), lang)
     return None
 
+
+# Ends with a negation right before a change clause ("ya no |", "not |", "nicht |").
+_NEGATED = re.compile(r"(?:\bno|\bnot|\bne|\bn'|\bnicht|\bnie)\s*$", re.IGNORECASE)
 
 _PRONOUN_SLOT = re.compile(
     r"^(?:it's|it\s+is|its|now\s+it's|now\s+it\s+is|the\s+new\s+one\s+is|es|son|c'est|"
