@@ -251,7 +251,7 @@ _EN = _Language(
             _rx(rf"""{_EN_START}{_EN_LEAD}(?:{_EN_NOT}\s+{_EN_KEEP}
                 |i\s+(?:don't|do\s+not)\s+want\s+you\s+to\s+(?:{_EN_KEEP}|know)
                 |i\s+(?:don't|do\s+not)\s+want\s+you\s+knowing)
-                \s+(?:anything\s+)?(?:about\s+|of\s+)?{_EN_OBJ}{_EN_T}"""),
+                \s+(?:about\s+|of\s+)?{_EN_OBJ}{_EN_T}"""),
         ),
         # "I'm not into jazz anymore", "I'm no longer with Tom"
         _Rule(
@@ -293,6 +293,11 @@ to\s+correct\s+myself|scratch\s+that|
             working\s+(?:at|for)|living\s+in|using|driving|eating|studying)\s+{_EN_V}"""),
         _rx(rf"\b(?:changed|switched|moved)\s+(?:it\s+)?to\s+{_EN_V}"),
         _rx(rf"\bmy\s+(?:new\s+)?{_EN_SLOT}\s+is\s+(?:now\s+)?{_EN_V}"),
+        # "my daughter goes to Riverside now", "my birthday is on the 12th, not the 21st":
+        # a value stated with "now" or against a rejected one ("..., not X").
+        _rx(r"""\bmy\s+[\w' -]{1,30}?\s+(?:is|are|goes\s+to|go\s+to|works\s+(?:at|for)|
+            lives\s+(?:in|at)|drives|plays|uses|has)\s+(?:actually\s+)?(?P<new>[^.!?;,]+?)
+            (?:\s+now\b|\s*,\s*not\b)"""),
         _rx(rf"""\b(?:now\s+)?i\s+(?:now\s+)?(?:eat|drink|use|prefer|like|love|drive|play|listen\s+to|
             go\s+by|follow|take|support|work\s+(?:at|for|as)|date|see|practi[cs]e|do)\s+{_EN_V}"""),
         _rx(r"\bi(?:'m|\s+am)\s+(?:now\s+)?(?:a|an)\s+(?P<new>[\w -]+?)\s+now\b"),
@@ -301,8 +306,9 @@ to\s+correct\s+myself|scratch\s+that|
         last\s+(?:night|week(?:end)?|month|year|time|session|conversation|chat|monday|tuesday|
         wednesday|thursday|friday|saturday|sunday)|earlier(?:\s+today)?|ago|
         (?:on|since|before|after)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|
-        (?:previous|first|last)\s+(?:session|conversation|chat)|past\s+(?:few\s+|two\s+|\d+\s+)?
-        (?:days|weeks|hours|minutes)|the\s+other\s+day|\w+day's|this\s+week's)\b"""),
+        (?:previous|first|last)\s+(?:session|conversation|chat)|
+        (?:past|last)\s+(?:(?:few|couple(?:\s+of)?|\w+)\s+)?(?:days|weeks|hours|minutes|months)|
+        the\s+other\s+day|\w+day's|this\s+week's)\b"""),
     speech=_rx(r"""\b(?:said|told|tell|mentioned|shared|say|wrote|typed|talked|discussed|brought\s+up|
         conversation|chat|session|messages?|exchange|discussion|confided)\b"""),
     quantifier=_rx(r"\b(?:everything|anything|all|every|whatever|entire|whole)\b"),
@@ -386,14 +392,15 @@ _ES = _Language(
         _Rule(
             _INFER,
             _rx(rf"""{_ES_START}{_ES_LEAD}(?:no|deja\s+de|dejes\s+de|para\s+de)\s+(?:me\s+)?{_ES_INFER}
-                \s+(?:nada\s+)?(?:sobre|acerca\s+de|de|respecto\s+a)?\s*{_ES_OBJ}{_ES_T}"""),
+                \s+(?:(?:nada|cosas|algo)\s+)?(?:sobre|acerca\s+de|de|respecto\s+a)?\s*{_ES_OBJ}
+                {_ES_T}"""),
         ),
         _Rule(_FORGET, _rx(rf"{_ES_START}{_ES_LEAD}{_ES_FORGET_VERB}\s+{_ES_OBJ}{_ES_T}")),
         _Rule(
             _FORGET,
             _rx(rf"""{_ES_START}{_ES_LEAD}(?:(?:no|ya\s+no|deja\s+de|dejes\s+de|no\s+hace\s+falta\s+que)
                 \s+(?:me\s+)?{_ES_KEEP}|no\s+quiero\s+que\s+(?:{_ES_KEEP}|sepas|recuerdes))
-                \s+(?:nada\s+)?(?:de|sobre)?\s*{_ES_OBJ}{_ES_T}"""),
+                \s+(?:de|sobre)?\s*{_ES_OBJ}{_ES_T}"""),
         ),
         # "ya no me gusta el jazz", "ya no vivo en Madrid", "ya no soy vegetariano"
         _Rule(
@@ -488,7 +495,7 @@ _FR_LEAD = r"""(?:(?:dis|bon|ok|alors|aussi|ah|au\s+fait|une\s+chose|pardon|stp|
   |(?:merci\s+d'|merci\s+de\s+|je\s+te\s+demande\s+d'|je\s+te\s+demande\s+de\s+|veuillez\s+|
      il\s+faut\s+que\s+tu\s+))*"""
 _FR_OBJ = r"""(?=(?:
-    (?:mon|ma|mes|notre|nos|tout|toute|tous|toutes|ce\s+que|ce\s+qu'|ce\s+dont|que|qu'|o[uù]|
+    (?:mon|ma|mes|notre|nos|tout|toute|tous|toutes|ce\s+que|ce\s+qu'|ce\s+dont|que|qu'|o[uù]|rien|
        quand|comment|qui|n'importe|[àa]\s+propos\s+de\s+moi|sur\s+moi)(?=\W|$)
   | (?:sur|[àa]\s+propos\s+de|concernant)\s+(?:mon|ma|mes|moi)\b
   | (?:la|notre|cette)\s+(?:conversation|discussion|session)\b
@@ -550,10 +557,11 @@ _FR = _Language(
         _Rule(_FORGET, _rx(rf"{_FR_START}{_FR_LEAD}{_FR_FORGET_VERB}\s+{_FR_OBJ}{_FR_T}")),
         _Rule(
             _FORGET,
-            _rx(rf"""{_FR_START}{_FR_LEAD}(?:ne\s+(?:{_FR_KEEP})\s+(?:pas|plus|rien)|
-                arr[eê]te(?:z)?\s+de\s+{_FR_KEEP}|
-                je\s+ne\s+veux\s+(?:pas|plus)\s+que\s+(?:tu|vous)\s+{_FR_KEEP})
-                \s+(?:de\s+|d')?{_FR_OBJ}{_FR_T}"""),
+            # "rien" stays in the target: "ne garde rien sur ..." is about a whole topic.
+            _rx(rf"""{_FR_START}{_FR_LEAD}(?:ne\s+(?:{_FR_KEEP})\s+(?:pas\s+|plus\s+|(?=rien))|
+                arr[eê]te(?:z)?\s+de\s+{_FR_KEEP}\s+|
+                je\s+ne\s+veux\s+(?:pas|plus)\s+que\s+(?:tu|vous)\s+{_FR_KEEP}\s+)
+                (?:de\s+|d')?{_FR_OBJ}{_FR_T}"""),
         ),
         # "je ne suis plus végétarien", "je n'aime plus le jazz", "je n'habite plus à Paris"
         _Rule(
@@ -595,7 +603,7 @@ _FR = _Language(
         session)|\bl'autre\s+jour|\bd'hier)"""),
     speech=_rx(r"""(?:\bdit|\bracont\w+|\bmentionn\w+|\bparl\w+|[ée]crit|\bconfi[ée]|
         \bconversation|\bdiscussion|\bsession|\bmessages?|[ée]change|\bpartag[ée])"""),
-    quantifier=_rx(r"\b(?:tout|toute|tous|toutes|n'importe|enti[eè]re?)\b"),
+    quantifier=_rx(r"\b(?:tout|toute|tous|toutes|n'importe|enti[eè]re?|rien)\b"),
     inference=_rx(r"""(?:d[ée]dui\w*|suppos\w*|devin\w*|\bconclu\w*|sp[ée]cul\w*|inf[ée]r\w*|
         pr[ée]sum\w*|imagin[ée]|compris\s+tout\s+seul)"""),
     conjunction=_rx(r"""(?:\s(?:et|ainsi\s+que|plus)\s|,\s*)
@@ -661,6 +669,7 @@ _DE_OBJ = r"""(?=(?:
        was|wo|wann|wie|wer|dass|jede|jeden|jegliche\w*|sämtliche\w*|irgendwas)\b
   | (?:das|dies|diese|dieses)\s+(?:mit|über|von|gespräch|chat|detail|thema|info\w*)\b
   | (?:die|den|das|der)\s+(?:[\w-]+\s+){0,3}?(?:die|den|das|von|über)\s+(?:ich|mir|mich|meine\w*)\b
+  | (?:die|den|das|der)\s+[\w-]+\s+(?:meine[rsnm]?|unsere[rsnm]?)\b
 )) """
 _DE_TEND = _target_end(
     closers=r"""bitte|aus\s+deinem\s+(?:gedächtnis|speicher)|für\s+immer|endgültig|komplett|
@@ -774,7 +783,8 @@ _DE = _Language(
             rf"\bich\s+(?:wohne|lebe|arbeite)\s+(?:jetzt|inzwischen|mittlerweile|nun)\s+(?:in|bei|für)\s+{_DE_V}"
         ),
         _rx(
-            rf"\b(?:jetzt|inzwischen|nun)\s+(?:wohne|lebe|arbeite)\s+ich\s+(?:in|bei|für)\s+{_DE_V}"
+            rf"""\b(?:wohne|lebe|arbeite|studiere)\s+ich\s+(?:jetzt\s+|inzwischen\s+|nun\s+|
+            mittlerweile\s+)?(?:in|bei|für)\s+{_DE_V}"""
         ),
         _rx(rf"\b(?:jetzt|inzwischen|nun)\s+(?:ist\s+es|lautet\s+(?:sie|er|es))\s+{_DE_V}"),
         _rx(rf"\b(?:sie|er|es)\s+(?:ist|lautet)\s+(?:jetzt|nun|inzwischen)\s+{_DE_V}"),
@@ -966,11 +976,14 @@ def _replacement(lang: _Language, turn: str) -> ForgetRequest | None:
     if not lang.marker.search(turn):
         return None
     for change in lang.changes:
-        m = change.search(turn)
-        # A negated change states what no longer holds: "ya no trabajo en X"
-        # is a lapse, not a new value.
-        if m is None or _NEGATED.search(turn, 0, m.start()):
+        # A negated change states what no longer holds: "ya no uso Android"
+        # is a lapse, not a new value; the next occurrence may be the new one.
+        m = next(
+            (c for c in change.finditer(turn) if not _NEGATED.search(turn, 0, c.start())), None
+        )
+        if m is None:
             continue
+
         new_value = _clean(m.group("new"), lang)
         if not new_value:
             continue
