@@ -146,7 +146,10 @@ _EN_TEND = _target_end(
     continuers=r"and|my|your|the|his|her|our|plus|as\s+well|or|all|everything",
 )
 _EN_T = rf"(?P<t>.+?){_EN_TEND}"
-_EN_VEND = _value_end(r"now|instead|these\s+days|nowadays|and|but|so|since|because|please")
+_EN_VEND = _value_end(
+    r"""now|instead|these\s+days|nowadays|and|but|so|since|because|please|last\s+\w+|
+    this\s+(?:week|month|year|morning)|yesterday|today|in\s+\d{4}|ago"""
+)
 _EN_V = rf"(?P<new>.+?){_EN_VEND}"
 _EN_FORGET_VERB = r"""(?:forget(?:ting)?|delet(?:e|ing)|eras(?:e|ing)|remov(?:e|ing)|
     wip(?:e|ing)(?:\s+out)?|purg(?:e|ing)|drop(?:ping)?|discard(?:ing)?|clear(?:ing)?|
@@ -203,7 +206,8 @@ _EN = _Language(
         # "don't infer anything about my religion", "stop guessing my salary"
         _Rule(
             _INFER,
-            _rx(rf"""{_EN_START}{_EN_LEAD}(?:{_EN_NOT}|i\s+(?:don't|do\s+not)\s+want\s+you\s+to)
+            _rx(rf"""{_EN_START}{_EN_LEAD}(?:{_EN_NOT}|i\s+(?:really\s+|just\s+)?(?:don't|do\s+not)
+                \s+want\s+you(?:\s+to)?)
                 \s+{_EN_INFER}\s+(?:anything\s+|things\s+|stuff\s+)?
                 (?:about\s+|regarding\s+|on\s+|from\s+|based\s+on\s+)?{_EN_OBJ}{_EN_T}"""),
         ),
@@ -235,6 +239,7 @@ _EN = _Language(
             _rx(
                 rf"""(?:^|[.!?;]\s+)(?P<t>(?:my|our|whatever|everything|anything|what|that\s+bit|
                 that\s+part|the\s+(?:bit|part|stuff|thing)s?|all\s+that)\b[^.!?;]*?)
+                (?:\s+(?:is|are|was|were|isn't|aren't|has|have)\b[^.!?;]*?)?
                 \s*(?:,|—|–|-|:)\s*{_EN_LEAD}{_EN_FORGET_VERB}\s+(?:it|that|them|this)\b"""
             ),
         ),
@@ -249,8 +254,8 @@ _EN = _Language(
         _Rule(
             _FORGET,
             _rx(rf"""{_EN_START}{_EN_LEAD}(?:{_EN_NOT}\s+{_EN_KEEP}
-                |i\s+(?:don't|do\s+not)\s+want\s+you\s+to\s+(?:{_EN_KEEP}|know)
-                |i\s+(?:don't|do\s+not)\s+want\s+you\s+knowing)
+                |i\s+(?:really\s+|just\s+)?(?:don't|do\s+not)\s+want\s+you\s+to\s+(?:{_EN_KEEP}|know)
+                |i\s+(?:really\s+|just\s+)?(?:don't|do\s+not)\s+want\s+you\s+(?:{_EN_KEEP}|knowing))
                 \s+(?:about\s+|of\s+)?{_EN_OBJ}{_EN_T}"""),
         ),
         # "I'm not into jazz anymore", "I'm no longer with Tom"
@@ -590,7 +595,7 @@ _FR = _Language(
         _rx(rf"\bmaintenant,?\s+c'est\s+{_FR_V}"),
         _rx(rf"\b(?:a\s+chang[ée]|est\s+pass[ée]e?)\s+(?:pour|en|[àa])\s+{_FR_V}"),
         _rx(rf"\bmon\s+nouveau\s+\w+(?:\s+de\s+\w+)?\s+est\s+{_FR_V}"),
-        _rx(rf"\bma\s+nouvelle\s+\w+(?:\s+\w+)?\s+est\s+{_FR_V}"),
+        _rx(rf"\bma\s+nouvelle\s+[\w-]+(?:\s+[\w-]+)?\s+est\s+{_FR_V}"),
         _rx(
             rf"\bje\s+(?:mange|bois|utilise|pr[ée]f[èe]re|joue\s+au|[ée]coute)\s+(?:maintenant|d[ée]sormais)\s+{_FR_V}"
         ),
@@ -612,7 +617,7 @@ _FR = _Language(
         dossier\s+m[ée]dical|ant[ée]c[ée]dents\s+m[ée]dicaux|donn[ée]es\s+(?:m[ée]dicales|
         bancaires|personnelles)|histoires?\s+de\s+\w+)\b"""),
     leading=_rx(r"^(?:de|d'|sur|[àa]\s+propos\s+de)\s*"),
-    lapse_strip=_rx(r"^(?:suis\s+plus|aime\s+plus|suis\s+plus\s+fan\s+de)\s+"),
+    lapse_strip=_rx(r"^(?:suis\s+plus(?:\s+fan\s+de)?|aime\s+plus)\s+|\s+plus\b"),
     trailing=_rx(r"""(?:\s+(?:stp|svp|aussi|merci|hein|maintenant)|[\s,:;.!?]+)$"""),
     lexicon={
         **dict.fromkeys(
@@ -666,6 +671,7 @@ _DE_MODAL = r"""(?:kannst|könntest|konntest|würdest|wuerdest|kann|können|kön
     (?:du|sie)\s+(?:bitte\s+|mal\s+|vielleicht\s+)*"""
 _DE_OBJ = r"""(?=(?:
     (?:mein|meine|meinen|meinem|meiner|meines|unser|unsere|unseren|unserem|alles|all\s+das|
+       alle|allen|worüber|wovon|woran|
        was|wo|wann|wie|wer|dass|jede|jeden|jegliche\w*|sämtliche\w*|irgendwas)\b
   | (?:das|dies|diese|dieses)\s+(?:mit|über|von|gespräch|chat|detail|thema|info\w*)\b
   | (?:die|den|das|der)\s+(?:[\w-]+\s+){0,3}?(?:die|den|das|von|über)\s+(?:ich|mir|mich|meine\w*)\b
@@ -713,8 +719,9 @@ _DE = _Language(
         ),
         _Rule(
             _INFER,
-            _rx(r"""\bh[öo]r\s+auf,?\s+(?:über\s+)?(?P<t>.+?)\s+zu\s+(?:raten|erraten|spekulieren|
-                vermuten|mutmaßen|folgern)\b"""),
+            _rx(r"""\b(?:h[öo]r\s+auf|versuch(?:e)?\s+nicht|versuch(?:e)?\s+nicht\s+mehr),?\s+
+                (?:über\s+)?(?P<t>.+?)\s+zu\s+(?:raten|erraten|spekulieren|vermuten|mutmaßen|
+                folgern|erschließen|schlussfolgern)\b"""),
         ),
         _Rule(
             _FORGET,
@@ -743,11 +750,20 @@ _DE = _Language(
             _rx(rf"""{_DE_START}{_DE_LEAD}(?:speicher(?:e)?|merk(?:e)?\s+dir|behalt(?:e)?|bewahr(?:e)?)
                 \s+{_DE_OBJ}(?P<t>[^.!?;]+?)\s+nicht(?:\s+mehr)?\b"""),
         ),
+        # Negation first: "merk dir bitte nicht, wo ich arbeite"
+        _Rule(
+            _FORGET,
+            _rx(rf"""{_DE_START}{_DE_LEAD}(?:speicher(?:e)?|merk(?:e)?\s+dir|behalt(?:e)?|bewahr(?:e)?)
+                \s+(?:bitte\s+)?nicht(?:\s+mehr)?,?\s+{_DE_OBJ}{_DE_T}"""),
+        ),
         _Rule(
             _FORGET,
             _rx(r"""\b(?:h[öo]r\s+auf,?\s+(?:dir\s+)?(?P<t>.+?)\s+zu\s+(?:merken|speichern|behalten)|
                 (?:ich\s+möchte|ich\s+will)\s+nicht,?\s+dass\s+du\s+(?:dir\s+)?(?P<t2>.+?)\s+
-                (?:merkst|speicherst|behältst|weißt))\b"""),
+                (?:merkst|speicherst|behältst|weißt)|
+                (?:ich\s+möchte|ich\s+will|ich\s+hätte\s+gern|ich\s+bitte\s+dich),?\s+dass\s+du\s+
+                (?:dir\s+)?(?P<t3>.+?)\s+(?:löschst|vergisst|entfernst|nicht\s+(?:mehr\s+)?
+                (?:speicherst|merkst|behältst)))\b"""),
         ),
         _Rule(
             _FORGET,
@@ -788,7 +804,7 @@ _DE = _Language(
         ),
         _rx(rf"\b(?:jetzt|inzwischen|nun)\s+(?:ist\s+es|lautet\s+(?:sie|er|es))\s+{_DE_V}"),
         _rx(rf"\b(?:sie|er|es)\s+(?:ist|lautet)\s+(?:jetzt|nun|inzwischen)\s+{_DE_V}"),
-        _rx(rf"\b(?:meine\s+neue|mein\s+neuer|mein\s+neues)\s+\w+\s+(?:ist|lautet)\s+{_DE_V}"),
+        _rx(rf"\b(?:meine\s+neue|mein\s+neuer|mein\s+neues)\s+[\w-]+\s+(?:ist|lautet)\s+{_DE_V}"),
         _rx(
             rf"\bich\s+(?:esse|trinke|nutze|benutze|fahre|spiele|höre)\s+(?:jetzt|inzwischen|nun)\s+{_DE_V}"
         ),
@@ -812,7 +828,9 @@ _DE = _Language(
     topic=_rx(r"""\b(?:liebesleben|privatleben|krankengeschichte|gesundheitsdaten|finanzdaten|
         \w+themen|\w+angelegenheiten|\w+sachen)\b"""),
     leading=_rx(r"^(?:über|von)\s+"),
-    lapse_strip=_rx(r"^(?:bin\s+nicht\s+mehr|bin\s+kein(?:e)?|mag)\s+|\s+(?:nicht\s+)?mehr$"),
+    lapse_strip=_rx(
+        r"^(?:bin\s+nicht\s+mehr|bin\s+kein(?:e)?|mag)\s+|\s+nicht(?:\s+mehr)?$|\s+mehr$"
+    ),
     trailing=_rx(r"""(?:\s+(?:bitte|auch|danke|jetzt|mehr)|[\s,:;.!?]+)$"""),
     lexicon={
         **dict.fromkeys(
@@ -901,11 +919,21 @@ def classify(target: str, language: str = "en") -> str:
 
 
 def topic_categories(text: str, language: str = "en") -> frozenset[str]:
-    """Topic categories of a span: the English lexicon plus the language's own words."""
-    found = set(english_categories(text))
+    """Topic categories of a span, from lexicons and no model.
+
+    English spans use ``unrecall.recall.categories``. Other languages use
+    their own small lexicon of accent-free word prefixes (salud, santé,
+    Gesundheit -> health) plus the English lexicon for loanwords only (PIN,
+    email, IBAN): English stems run over foreign words misfire ("hat" would
+    read as "hate").
+    """
+    if language == "en":
+        return frozenset(english_categories(text))
     lexicon = _BY_CODE[language].lexicon
+    tokens = words(normalize(text))
+    found = set(english_categories(" ".join(t for t in tokens if t in _LOANWORDS)))
     if lexicon:
-        for word in words(normalize(text)):
+        for word in tokens:
             for prefix, category in lexicon.items():
                 if word == prefix or (len(prefix) >= 4 and word.startswith(prefix)):
                     found.add(category)
@@ -913,6 +941,11 @@ def topic_categories(text: str, language: str = "en") -> frozenset[str]:
 
 
 _BY_CODE: dict[str, _Language] = {lang.code: lang for lang in _TABLES}
+# English words used as-is in Spanish, French and German personal facts.
+_LOANWORDS = frozenset(
+    "pin iban email mail password passwort login username token otp 2fa job partner ex "
+    "hotel sport code whatsapp telegram paypal bonus startup team".split()
+)
 
 
 def _ranked(turn: str) -> list[_Language]:
@@ -939,7 +972,7 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
         if m is None:
             continue
         groups = m.groupdict()
-        target = _clean(groups.get("t") or groups.get("t2") or "", lang)
+        target = _clean(groups.get("t") or groups.get("t2") or groups.get("t3") or "", lang)
         if not target:
             continue
         new_value = groups.get("new")
@@ -1007,14 +1040,25 @@ def _old_value(lang: _Language, turn: str, change: re.Match[str]) -> str | None:
         m = rule.pattern.search(turn)
         if m is not None and m.start() < change.start():
             return _clean(lang.lapse_strip.sub("", m.group("t")), lang)
-    slot = re.search(
-        r"\b(?:my|mi|mis|mon|ma|mes|mein|meine|meinen)\s+(?:[\w'-]+\s+){0,2}?[\w'-]+",
-        turn[: change.start("new")],
-        re.IGNORECASE,
-    )
-    if slot is not None and slot.end() <= change.start("new"):
-        return _clean(slot.group(0), lang)
+    slot = _SLOT.search(turn[: change.start("new")])
+    if slot is not None:
+        return _clean(_NEW_ADJECTIVE.sub("", slot.group(0)), lang)
     return None
+
+
+# A possessive noun phrase up to the verb that states its new value:
+# "my email has changed", "mi número cambió", "meine Adresse hat sich geändert".
+_SLOT = re.compile(
+    r"""\b(?:my|mi|mis|mon|ma|mes|mein|meine|meinen)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+
+    (?=\s*(?:,|:|—|-\s)|\s+(?:is|are|has|have|changed|goes|go|works|lives|drives|plays|uses|
+    es|son|cambi[oó]|ha|a|est|ist|hat|lautet|changed)\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# "my new address is X" replaces "my address": the adjective is not the slot.
+_NEW_ADJECTIVE = re.compile(
+    r"(?<=\s)(?:new|nuevo|nueva|nuevos|nuevas|nouveau|nouvel|nouvelle|neue|neuer|neues|neuen)\s+",
+    re.IGNORECASE,
+)
 
 
 # Ends with a negation right before a change clause ("ya no |", "not |", "nicht |").
