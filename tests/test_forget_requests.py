@@ -213,7 +213,21 @@ LOOKALIKES = {
         "Ich bin 2019 nach Hamburg gezogen und liebe es.",
     ],
     "guessing aloud": ["I guess my salary is okay for now.", "I assume my flight is on time."],
+    "things outside memory": [
+        "Please delete my Twitter account for me.",
+        "Can you remove my name from the guest list?",
+        "Could you drop my kids off at school tomorrow?",
+        "Borra mi cuenta de Twitter, por favor.",
+        "Efface mes photos du téléphone pour faire de la place.",
+        "Lösch meine Fotos vom Handy, um Platz zu schaffen.",
+    ],
+    "rhetorical": ["Forget my umbrella? Never!"],
 }
+
+
+def test_memory_phrase_overrides_the_external_look() -> None:
+    found = detect("Delete my old photos from your memory.")
+    assert found is not None and found.target == "my old photos"
 
 
 @pytest.mark.parametrize(

@@ -78,6 +78,9 @@ class _Language:
     trailing: re.Pattern[str]
     # Verbs of liking/being trimmed off a lapse target ("into jazz" -> "jazz").
     lapse_strip: re.Pattern[str]
+    # A target that is a thing outside memory: "delete my Twitter account",
+    # "remove my name from the guest list", "drop my kids off at school".
+    external: re.Pattern[str]
     # Category words of this language (accent-free prefixes) -> category.
     lexicon: dict[str, str]
 
@@ -313,7 +316,8 @@ to\s+correct\s+myself|scratch\s+that|
         (?:on|since|before|after)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|
         (?:previous|first|last)\s+(?:session|conversation|chat)|
         (?:past|last)\s+(?:(?:few|couple(?:\s+of)?|\w+)\s+)?(?:days|weeks|hours|minutes|months)|
-        the\s+other\s+day|\w+day's|this\s+week's)\b"""),
+        the\s+other\s+day|\w+day's|this\s+week's|just\s+now|
+        the\s+last\s+(?:thing|things|message|messages|bit|sentence|few\s+\w+))\b"""),
     speech=_rx(r"""\b(?:said|told|tell|mentioned|shared|say|wrote|typed|talked|discussed|brought\s+up|
         conversation|chat|session|messages?|exchange|discussion|confided)\b"""),
     quantifier=_rx(r"\b(?:everything|anything|all|every|whatever|entire|whole)\b"),
@@ -331,6 +335,16 @@ to\s+correct\s+myself|scratch\s+that|
         life|situation|matters|issues|related)\b|\w+-related\b"""),
     leading=_rx(r"^(?:about|all\s+about|of)\s+"),
     lapse_strip=_rx(r"^(?:into|a\s+fan\s+of|interested\s+in)\s+"),
+    external=_rx(r"""^(?:my|our|all\s+my)\s+(?:[\w-]+\s+){0,2}?(?:accounts?|calendar|
+        drafts?|files|folders?|documents?|docs|photos?|pictures?|pics|videos?|apps?|laptop|
+        computer|pc|tablet|browser|cache|cookies|tabs|orders?|cart|subscriptions?|posts?|tweets?|
+        comments?|playlists?|alarms?|inbox)\b(?!['-]|\s+(?:number|address|name|password|id|
+        handle|username|details|code|pin|login))
+      |\b(?:from|off|in|on|out\s+of|at|to)\s+(?:the|my|this|that|our)\s+(?:[\w'-]+\s+)?
+        (?:list|phone|computer|laptop|calendar|inbox|drive|folder|desktop|fridge|sofa|couch|
+        spreadsheet|sheet|document|app|account|website|site|server|cloud|disk|whiteboard|page|
+        profile|feed|timeline|cart|playlist|gallery|browser|repo|repository)\b
+      |\boff\s+at\b|\boff$"""),
     trailing=_rx(r"""(?:\s+(?:please|now|anymore|any\s+more|too|as\s+well|for\s+me|ok|okay|
         thanks|thank\s+you|either|at\s+all|then)|[\s,:;.!?]+)$"""),
     lexicon={},
@@ -449,6 +463,15 @@ _ES = _Language(
         historial\s+m[eé]dico|temas?\s+de\s+\w+|datos\s+(?:m[eé]dicos|bancarios|personales))\b"""),
     leading=_rx(r"^(?:de|sobre)\s+"),
     lapse_strip=_rx(r"^(?:me\s+(?:gusta|gustan|interesa|interesan|encanta|encantan)|soy)\s+"),
+    external=_rx(r"""^(?:mi|mis|todas\s+mis|todos\s+mis|nuestr[oa]s?)\s+(?:cuenta(?!\s+(?:bancaria|
+        de\s+banco|corriente))|perfil|calendario|agenda|borrador(?:es)?|archivos?|carpetas?|
+        documentos?|fotos?|im[aá]genes|v[ií]deos?|apps?|aplicaci[oó]n(?:es)?|port[aá]til|
+        ordenador|pedidos?|carrito|suscripci[oó]n(?:es)?|publicaci[oó]n(?:es)?|tuits?|
+        comentarios?|alarmas?|historial\s+del?\s+navegador)\b
+      |(?:\bdel|\bde\s+(?:la|el|mi|mis|los|las|este|esta)|\ben\s+(?:la|el|mi|mis|los|las)|
+        \bdesde\s+(?:la|el|mi))\s+(?:[\w-]+\s+)?(?:lista|m[oó]vil|tel[eé]fono|ordenador|
+        port[aá]til|calendario|carpeta|escritorio|nevera|sof[aá]|nube|bandeja|disco|galer[ií]a|
+        p[aá]gina|hoja)\b"""),
     trailing=_rx(r"""(?:\s+(?:por\s+favor|ya|tambi[eé]n|gracias|vale|eh)|[\s,:;.!?]+)$"""),
     lexicon={
         **dict.fromkeys(
@@ -618,6 +641,15 @@ _FR = _Language(
         bancaires|personnelles)|histoires?\s+de\s+\w+)\b"""),
     leading=_rx(r"^(?:de|d'|sur|[àa]\s+propos\s+de)\s*"),
     lapse_strip=_rx(r"^(?:suis\s+plus(?:\s+fan\s+de)?|aime\s+plus)\s+|\s+plus\b"),
+    external=_rx(r"""^(?:mon|ma|mes|toutes\s+mes|tous\s+mes|notre|nos)\s+(?:compte(?!\s+(?:bancaire|
+        en\s+banque|courant))|profil|calendrier|agenda|brouillons?|fichiers?|dossiers?|
+        documents?|photos?|images?|vid[ée]os?|applis?|applications?|ordinateur|pc|commandes?|
+        panier|abonnements?|publications?|posts?|tweets?|commentaires?|alarmes?|
+        historique\s+de\s+navigation)\b
+      |(?:\bdu|\bdes|\bde\s+(?:la|l'|mon|ma|mes|ce|cette)|\bdans\s+(?:la|le|l'|mon|ma|mes)|
+        \bsur\s+(?:la|le|l'|mon|ma|mes))\s*(?:[\w-]+\s+)?(?:liste|t[ée]l[ée]phone|portable|
+        ordinateur|calendrier|agenda|dossier|frigo|canap[ée]|cloud|bo[iî]te|disque|galerie|
+        page|tableur)\b"""),
     trailing=_rx(r"""(?:\s+(?:stp|svp|aussi|merci|hein|maintenant)|[\s,:;.!?]+)$"""),
     lexicon={
         **dict.fromkeys(
@@ -831,6 +863,14 @@ _DE = _Language(
     lapse_strip=_rx(
         r"^(?:bin\s+nicht\s+mehr|bin\s+kein(?:e)?|mag)\s+|\s+nicht(?:\s+mehr)?$|\s+mehr$"
     ),
+    external=_rx(r"""^(?:mein|meine|meinen|meinem|alle\s+meine|unser\w*)\s+(?:[\w-]*konto|profil|
+        kalender|entw[üu]rfe?|datei(?:en)?|ordner|dokumente?|fotos?|bilder|videos?|apps?|laptop|
+        computer|rechner|bestellung(?:en)?|warenkorb|abo(?:nnement)?s?|posts?|beiträge?|
+        kommentare?|wecker|browserverlauf)\b
+      |(?:\bvom|\bvon\s+(?:der|dem|meinem|meiner)|\baus\s+(?:der|dem|meinem|meiner)|
+        \bauf\s+(?:dem|der|meinem|meiner)|\bim|\bin\s+(?:der|dem|meinem|meiner))\s+(?:[\w-]+\s+)?
+        (?:[\w-]*liste|handy|telefon|computer|laptop|rechner|kalender|ordner|desktop|kühlschrank|
+        sofa|cloud|postfach|festplatte|galerie|seite|profil)\b"""),
     trailing=_rx(r"""(?:\s+(?:bitte|auch|danke|jetzt|mehr)|[\s,:;.!?]+)$"""),
     lexicon={
         **dict.fromkeys(
@@ -991,6 +1031,10 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
             kind, new_value = "factual", None
             target = lang.lapse_strip.sub("", target) or target
         else:
+            if not _MEMORY_PHRASE.search(turn) and (
+                lang.external.search(target) or _rhetorical(turn, m)
+            ):
+                continue
             kind, new_value = classify(target, lang.code), None
         return ForgetRequest(
             kind=kind,
@@ -1061,7 +1105,30 @@ _NEW_ADJECTIVE = re.compile(
 )
 
 
+# An explicit reference to the assistant's memory settles that a request is
+# about memory, whatever the object looks like.
+_MEMORY_PHRASE = re.compile(
+    r"""\b(?:your|tu|ta|votre|deinem|deinen|ihrem)\s+(?:memory|memories|records?|notes|files?|
+    memoria|registros?|notas|m[ée]moire|notes|gedächtnis|speicher|notizen)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A bare imperative answered by itself is rhetorical ("Forget my umbrella? Never!");
+# a real question-form request has a modal ("could you forget my ...?").
+_MODAL = re.compile(
+    r"""\b(?:can|could|would|will|mind|puedes|podr[ií]as?|pueden|peux|pourrais|pouvez|
+    pourriez|kannst|könntest|würdest|können|könnten)\b|¿""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def _rhetorical(turn: str, m: re.Match[str]) -> bool:
+    name = next(g for g in ("t", "t2", "t3") if m.groupdict().get(g))
+    after = turn[m.end(name) :].lstrip()
+    return after.startswith("?") and not _MODAL.search(turn, 0, m.end(name))
+
+
 # Ends with a negation right before a change clause ("ya no |", "not |", "nicht |").
+
 _NEGATED = re.compile(r"(?:\bno|\bnot|\bne|\bn'|\bnicht|\bnie)\s*$", re.IGNORECASE)
 
 _PRONOUN_SLOT = re.compile(
