@@ -137,7 +137,7 @@ _EN_OBJ = r"""(?=(?:about\s+|all\s+about\s+)?(?:
        fact|conversation|chat|message|memory|stuff|thing|entry|note|last|whole|session)\b
   | (?:those|these)\s+\w+
   | the\s+(?:[\w'-]+\s+){0,4}?(?:i|we)\s+(?:told|said|mentioned|shared|gave|wrote|talked|
-       discussed|brought|sent|typed)\b
+       discussed|brought|sent|typed|emailed|texted|pasted|uploaded|posted|listed|showed)\b
   | the\s+(?:[\w'-]+\s+){0,3}?(?:about|of)\s+(?:me|my)\b
   | the\s+fact\b
   | (?:the\s+)?(?:stuff|things|bits?|parts?|details?|info|information)\s+(?:about|on|regarding|i)\b
@@ -163,7 +163,8 @@ _EN_KEEP = r"""(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|retai
     log(?:ging)?|memori[sz](?:e|ing)|bring(?:ing)?\s+up|mention(?:ing)?|us(?:e|ing))"""
 _EN_NOT = r"""(?:don't|do\s+not|didn't|did\s+not|never|not|no\s+longer|stop|quit|cease|
     you\s+(?:don't|do\s+not)\s+need\s+to|(?:there's\s+)?no\s+need\s+to)"""
-_EN_INFER = r"""(?:infer(?:ring)?|assum(?:e|ing)|guess(?:ing)?|speculat(?:e|ing)|deduc(?:e|ing)|
+_EN_INFER = r"""(?:(?:try(?:ing)?\s+to\s+)?(?:infer|assume|guess|deduce|conclude|predict)|
+    infer(?:ring)?|assum(?:e|ing)|guess(?:ing)?|speculat(?:e|ing)|deduc(?:e|ing)|
     conclud(?:e|ing)|presum(?:e|ing)|extrapolat(?:e|ing)|profil(?:e|ing)|
     (?:mak(?:e|ing)|draw(?:ing)?|jump(?:ing)?\s+to)\s+(?:any\s+)?
         (?:assumptions|conclusions|inferences|guesses)|
@@ -223,7 +224,8 @@ _EN = _Language(
         _Rule(
             _FORGET,
             _rx(
-                rf"{_EN_START}{_EN_LEAD}never\s*mind\s+(?:about\s+)?(?P<t>(?:the|my|that|what)\b.+?){_EN_TEND}"
+                rf"""{_EN_START}{_EN_LEAD}never\s*mind\s+(?:about\s+)?(?P<t>(?:the|my|that|
+                what\s+(?:i|we)\s+(?:said|told|mentioned|wrote|shared))\b.+?){_EN_TEND}"""
             ),
         ),
         # "let's pretend I never told you about my debt"
@@ -279,6 +281,7 @@ _EN = _Language(
         ),
     ),
     marker=_rx(r"""\b(?:actually|in\s+fact|correction|update|forget|delete|drop|replace|old|
+        is\s+now|,\s*not|
 to\s+correct\s+myself|scratch\s+that|
         i\s+was\s+wrong|as\s+of\s+(?:now|today)|any\s*more|no\s+longer|not\s+any\s+longer|instead|
         (?:that's|that\s+is|this\s+is|it's)\s+(?:now\s+)?(?:outdated|out\s+of\s+date|old\s+news|
@@ -304,7 +307,7 @@ to\s+correct\s+myself|scratch\s+that|
         # "my daughter goes to Riverside now", "my birthday is on the 12th, not the 21st":
         # a value stated with "now" or against a rejected one ("..., not X").
         _rx(r"""\bmy\s+[\w' -]{1,30}?\s+(?:is|are|goes\s+to|go\s+to|works\s+(?:at|for)|
-            lives\s+(?:in|at)|drives|plays|uses|has)\s+(?:actually\s+)?(?P<new>[^.!?;,]+?)
+            lives\s+(?:in|at)|drives|plays|uses|has)\s+(?:now\s+|actually\s+)?(?P<new>[^;,]+?)
             (?:\s+now\b|\s*,\s*not\b)"""),
         _rx(rf"""\b(?:now\s+)?i\s+(?:now\s+)?(?:eat|drink|use|prefer|like|love|drive|play|listen\s+to|
             go\s+by|follow|take|support|work\s+(?:at|for|as)|date|see|practi[cs]e|do)\s+{_EN_V}"""),
@@ -431,6 +434,7 @@ _ES = _Language(
         ),
     ),
     marker=_rx(r"""(?:\ben\s+realidad|\bde\s+hecho|\bcorrijo|\bcorrecci[oó]n|\bactualizaci[oó]n|
+        ,\s*no\b|
         \bme\s+equivoqu[eé]|\bya\s+no|\bahora\b|\ben\s+cambio|
         \beso\s+(?:est[aá]\s+(?:desactualizado|anticuado|mal)|ya\s+no\s+es\s+(?:as[ií]|cierto|
         correcto|verdad|v[aá]lido)|cambi[oó]|ha\s+cambiado|es\s+viejo))"""),
@@ -440,6 +444,8 @@ _ES = _Language(
         _rx(rf"\bahora\s+(?:es|son|se\s+llama)\s+{_ES_V}"),
         _rx(rf"\bahora\s+mis?\s+[\w ]{{1,30}}?\s+(?:es|son)\s+{_ES_V}"),
         _rx(rf"\bmis?\s+[\w ]{{1,30}}?\s+(?:es|son)\s+ahora\s+{_ES_V}"),
+        # A value set against a rejected one: "mi cumpleaños es el 3 de mayo, no el 5".
+        _rx(r"\bmis?\s+[\w ]{1,30}?\s+(?:es|son)\s+(?P<new>[^;,]+?)\s*,\s*no\b"),
         _rx(rf"\b(?:es|son)\s+{_ES_V}\s+ahora\b"),
         _rx(rf"\b(?:cambi[oó]|ha\s+cambiado|cambi[eé])\s+(?:a|por)\s+{_ES_V}"),
         _rx(rf"\bmi\s+nuev[oa]\s+\w+(?:\s+de\s+\w+)?\s+es\s+{_ES_V}"),
@@ -602,6 +608,7 @@ _FR = _Language(
         ),
     ),
     marker=_rx(r"""(?:\ben\s+fait|\ben\s+r[ée]alit[ée]|\bcorrection|\bmise\s+[àa]\s+jour|
+        ,\s*pas\b|
         \bje\s+me\s+suis\s+tromp[ée]|\bne\s+\w+\s+plus|\bn'\w+\s+plus|\bmaintenant|\bd[ée]sormais|
         \bce\s+n'est\s+plus\s+(?:[àa]\s+jour|vrai|exact|le\s+cas|valable|correct)|
         \bc'est\s+(?:d[ée]pass[ée]|p[ée]rim[ée]|obsol[èe]te|faux|plus\s+[àa]\s+jour)|
@@ -619,6 +626,11 @@ _FR = _Language(
         _rx(rf"\b(?:a\s+chang[ée]|est\s+pass[ée]e?)\s+(?:pour|en|[àa])\s+{_FR_V}"),
         _rx(rf"\bmon\s+nouveau\s+\w+(?:\s+de\s+\w+)?\s+est\s+{_FR_V}"),
         _rx(rf"\bma\s+nouvelle\s+[\w-]+(?:\s+[\w-]+)?\s+est\s+{_FR_V}"),
+        # "mon anniversaire est le 3 mai, pas le 5"
+        _rx(
+            r"""\b(?:mon|ma|mes)\s+[\w' -]{1,30}?\s+(?:est|sont)\s+(?P<new>[^;,]+?)
+            \s*,\s*(?:pas|non)\b"""
+        ),
         _rx(
             rf"\bje\s+(?:mange|bois|utilise|pr[ée]f[èe]re|joue\s+au|[ée]coute)\s+(?:maintenant|d[ée]sormais)\s+{_FR_V}"
         ),
@@ -820,6 +832,8 @@ _DE = _Language(
         ),
     ),
     marker=_rx(r"""(?:\beigentlich|\btatsächlich|\bkorrektur|\bupdate|\bich\s+habe\s+mich\s+geirrt|
+        ,\s*nicht\b|
+
         \bnicht\s+mehr|\bkein\w*\s+\w+\s+mehr|\bjetzt\b|\binzwischen|\bmittlerweile|\bnun\b|
         \bdas\s+ist\s+(?:veraltet|überholt|nicht\s+mehr\s+aktuell|nicht\s+mehr\s+richtig|falsch)|
         \bhat\s+sich\s+geändert)"""),
@@ -837,6 +851,11 @@ _DE = _Language(
         _rx(rf"\b(?:jetzt|inzwischen|nun)\s+(?:ist\s+es|lautet\s+(?:sie|er|es))\s+{_DE_V}"),
         _rx(rf"\b(?:sie|er|es)\s+(?:ist|lautet)\s+(?:jetzt|nun|inzwischen)\s+{_DE_V}"),
         _rx(rf"\b(?:meine\s+neue|mein\s+neuer|mein\s+neues)\s+[\w-]+\s+(?:ist|lautet)\s+{_DE_V}"),
+        # "mein Geburtstag ist am 3. Mai, nicht am 5."
+        _rx(
+            r"""\b(?:mein|meine)\s+[\w -]{1,30}?\s+(?:ist|sind|lautet)\s+(?P<new>[^;,]+?)
+            \s*,\s*nicht\b"""
+        ),
         _rx(
             rf"\bich\s+(?:esse|trinke|nutze|benutze|fahre|spiele|höre)\s+(?:jetzt|inzwischen|nun)\s+{_DE_V}"
         ),
