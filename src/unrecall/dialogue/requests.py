@@ -190,9 +190,7 @@ _EN = _Language(
             ),
         ),
         # "I switched from Android to iPhone"
-        _Rule(
-            _REPLACE, _rx(rf"\bi\s+(?:have\s+|'ve\s+)?switched\s+from\s+(?P<t>.+?)\s+to\s+{_EN_V}")
-        ),
+        _Rule(_REPLACE, _rx(rf"\bi(?:\s+have|'ve)?\s+switched\s+from\s+(?P<t>.+?)\s+to\s+{_EN_V}")),
         # "remove my address from your memory" (explicit memory phrase)
         _Rule(
             _FORGET,
@@ -281,7 +279,8 @@ _EN = _Language(
         ),
     ),
     marker=_rx(r"""\b(?:actually|in\s+fact|correction|update|forget|delete|drop|replace|old|
-        is\s+now|,\s*not|
+        is\s+now|,\s*not|heads\s+up|fyi|just\s+so\s+you\s+know|
+
 to\s+correct\s+myself|scratch\s+that|
         i\s+was\s+wrong|as\s+of\s+(?:now|today)|any\s*more|no\s+longer|not\s+any\s+longer|instead|
         (?:that's|that\s+is|this\s+is|it's)\s+(?:now\s+)?(?:outdated|out\s+of\s+date|old\s+news|
@@ -289,7 +288,7 @@ to\s+correct\s+myself|scratch\s+that|
         (?:that|it|this|my\s+\w+(?:\s+\w+)?)\s+(?:has\s+|have\s+)?changed|things\s+have\s+changed)\b"""),
     changes=(
         _rx(
-            rf"\bi\s+(?:have\s+|'ve\s+)?(?:just\s+|recently\s+|now\s+|since\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:to|into)\s+{_EN_V}"
+            rf"\bi(?:\s+have|'ve)?\s+(?:just\s+|recently\s+|now\s+|since\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:to|into)\s+{_EN_V}"
         ),
         _rx(rf"""\bi(?:'m|\s+am)?\s+(?:now\s+)?(?:live|living|work|working|study|studying|based|
             staying)\s+(?:now\s+)?(?:in|at|for)\s+{_EN_V}"""),
