@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -240,3 +241,17 @@ def test_lookalike_is_not_a_request(family: str, text: str) -> None:
 @pytest.mark.parametrize("text", ["", "   ", "forget", "delete", "vergiss", "olvida"])
 def test_degenerate_input(text: str) -> None:
     assert detect(text) is None
+
+
+def test_long_turns_stay_fast() -> None:
+    # Lazy spans and optional groups must not backtrack catastrophically.
+    turns = [
+        "my " * 2000,
+        "forget my " + "a, " * 1500,
+        "x" * 20000,
+        "Lösche " + "meine Adresse und " * 500,
+    ]
+    start = time.perf_counter()
+    for turn in turns:
+        detect(turn)
+    assert time.perf_counter() - start < 2.0

@@ -29,9 +29,17 @@ LANGUAGES = ("en", "es", "fr", "de")
 
 @dataclass(frozen=True)
 class ForgetRequest:
-    """A forget or correction request read from one user turn."""
+    """A forget or correction request read from one user turn.
+
+    ``kind`` is one of :data:`KINDS`; ``language`` one of :data:`LANGUAGES`;
+    ``target`` the span of the turn that names what to forget (for a
+    replacement, the old value or slot it replaces); ``new_value`` the value
+    that replaces it, else None; ``categories`` the topic categories of the
+    target (health, finances, family, home, contact, work, ...).
+    """
 
     kind: str
+
     language: str
     target: str
     new_value: str | None = None
