@@ -611,6 +611,7 @@ class Build:
     last_decile_per_s: float
     built_at: str
     revision: str = "unknown"
+    load: list[float] = field(default_factory=list)  # 1-min load at start and end
     reused: bool = False
     big_uids: list[str] = field(default_factory=list, repr=False)
 
@@ -633,6 +634,7 @@ def build_store(
     small_at = 0
     marks: list[tuple[int, float]] = [(0, 0.0)]
     total = len(big) + len(small)
+    load_start = os.getloadavg()[0]
     with Memory(path) as mem:
         start = time.perf_counter()
         done = 0
@@ -654,7 +656,8 @@ def build_store(
             mem.add(_messages(small[small_at:]), user_id=SMALL_USER, timestamp=BASE_TIME)
             done += len(small) - small_at
         seconds = time.perf_counter() - start
-    marks.append((done, seconds))
+    if done > marks[-1][0]:
+        marks.append((done, seconds))
     first = marks[1][0] / marks[1][1]
     last = (marks[-1][0] - marks[-2][0]) / (marks[-1][1] - marks[-2][1])
     return Build(
@@ -668,6 +671,7 @@ def build_store(
         round(last, 1),
         dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         source_revision(),
+        [round(load_start, 2), round(os.getloadavg()[0], 2)],
         big_uids=uids,
     )
 
@@ -1070,14 +1074,30 @@ def render(report: dict[str, Any]) -> str:
         ]
     builds = ", ".join(
         f"{int(s):,}: {'reused from cache, built ' if res[s]['ingest']['reused'] else 'built '}"
-        f"{res[s]['ingest']['built_at']}"
+        f"{res[s]['ingest']['built_at']} at revision `{res[s]['ingest']['revision']}`"
+        + (
+            f" (load {res[s]['ingest']['load'][0]:.2f} → {res[s]['ingest']['load'][1]:.2f})"
+            if res[s]["ingest"].get("load")
+            else ""
+        )
         for s in sizes
     )
+    noisy = [f"{int(s):,}" for s in sizes if not res[s]["quiet"]]
+    if noisy:
+        lines += [
+            "",
+            f"**The machine was busy**: at {', '.join(noisy)} memories the 1-minute load"
+            f" average was still ≥ {report['config']['quiet_load']} after waiting"
+            f" {report['config']['quiet_timeout']:.0f} s, so those latencies include"
+            " waiting for a CPU (two cores, shared with other test runs).",
+        ]
     lines += [
         "",
-        f"Stores: {builds}. Each purge removes exactly one memory (checked) and its"
-        " source turn, and includes the `wal_checkpoint(TRUNCATE)` that every purge"
-        f" runs; {report['config']['purges']} purges of each kind on a copy of the store.",
+        f"Stores: {builds}. Purges: {report['config']['purges']} of each kind, one call"
+        " per target on a copy of the store, each including the"
+        " `wal_checkpoint(TRUNCATE)` that every purge runs; memories removed per call"
+        f" (mean, at {int(top):,}): {r['purge']['by_id']['memories_removed_mean']:g} by id,"
+        f" {r['purge']['by_identifier']['memories_removed_mean']:g} by identifier.",
         END,
     ]
     return "\n".join(lines) + "\n"
@@ -1172,6 +1192,7 @@ def run_size(
                 f" by identifier {result['purge']['by_identifier']['p50']:.2f} ms"
             )
             result["load"] = [round(load_start, 2), round(os.getloadavg()[0], 2)]
+            result["quiet"] = args.quiet_load <= 0 or load_start < args.quiet_load
             log(f"[{n:,}] single-text adds")
             extra, _ = make_corpus(args.single_adds, args.seed + 3)
             result["single_add"] = measure_single_adds(mem, extra)
