@@ -52,14 +52,16 @@ def migrations(dim: int) -> dict[int, list[str]]:
                 PRIMARY KEY (memory_id, turn_id)) WITHOUT ROWID""",
             "CREATE INDEX provenance_turn ON provenance(turn_id, memory_id)",
             # Contentless: the FTS index holds keyed term digests only, and
-            # no copy of any text. 'tenant' holds one token per tenant.
+            # no copy of any text. Each term carries its tenant ("t7x<digest>"),
+            # so a query reads only its tenant's postings and BM25 statistics
+            # never mix tenants.
             "CREATE VIRTUAL TABLE memory_fts USING fts5("
-            "tenant, terms, content='', contentless_delete=1)",
+            "terms, content='', contentless_delete=1)",
             "INSERT INTO memory_fts(memory_fts, rank) VALUES('secure-delete', 1)",
             # Source turns get the same keyed-digest index so a purge can find
             # every turn that still says what is being forgotten.
             "CREATE VIRTUAL TABLE turn_fts USING fts5("
-            "tenant, terms, content='', contentless_delete=1)",
+            "terms, content='', contentless_delete=1)",
             "INSERT INTO turn_fts(turn_fts, rank) VALUES('secure-delete', 1)",
             f"CREATE VIRTUAL TABLE memory_vec USING vec0("
             f"tenant_id integer partition key, embedding float[{dim}] distance_metric=cosine)",
