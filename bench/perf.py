@@ -54,7 +54,6 @@ import onnxruntime
 
 import unrecall
 from unrecall import Memory
-from unrecall.recall.lexical import TermHasher
 from unrecall.storage.schema import SCHEMA_VERSION
 
 CORPUS_VERSION = 1  # bump when the generator changes, so caches are not reused
@@ -778,60 +777,6 @@ def measure_purges(mem: Memory, by_id: list[str], by_ident: list[str]) -> dict[s
     return out
 
 
-def tenant_token_experiment(mem: Memory, db: Path, queries: list[str]) -> dict[str, Any]:
-    """Time BM25 as the store runs it against per-tenant term tokens.
-
-    ``SQLiteStorage.lexical`` matches ``tenant : tN AND terms : (...)`` and
-    ranks with ``bm25()``, which counts every row holding each phrase of the
-    query to get its IDF: the tenant phrase is in every row of the tenant,
-    so each query walks the tenant's whole posting list. The alternative
-    indexed here writes each digest as ``tN`` + ``x`` + digest, so the tenant
-    is part of every term and the MATCH has no tenant phrase. This table is
-    built on the throwaway copy only; the library is unchanged.
-    """
-    conn = apsw.Connection(str(db))
-    try:
-        key = conn.execute("SELECT value FROM secrets WHERE name = 'store_key'").fetchone()[0]
-        hasher = TermHasher(key)
-        conn.execute("CREATE VIRTUAL TABLE bench_fts USING fts5(terms, content='')")
-        start = time.perf_counter()
-        with conn:
-            for mid, tid, text in conn.execute(
-                "SELECT id, tenant_id, text FROM memories WHERE state = 'active'"
-            ).fetchall():
-                doc = " ".join(f"t{tid}x{d}" for d in hasher.document(text).split())
-                conn.execute("INSERT INTO bench_fts(rowid, terms) VALUES (?, ?)", (mid, doc))
-        reindex = time.perf_counter() - start
-        tid = mem.storage.tenant(f"user:{BIG_USER}", False)
-        assert tid is not None
-        now: list[float] = []
-        alt: list[float] = []
-        overlap: list[float] = []
-        for q in queries:
-            terms = mem.recall.query_terms(q)
-            t, a = timed(lambda terms=terms: mem.storage.lexical(tid, terms, 20))
-            now.append(t)
-            match = "terms : (" + " OR ".join(f"t{tid}x{d}" for d in terms) + ")"
-            t, b = timed(
-                lambda match=match: conn.execute(
-                    "SELECT rowid, bm25(bench_fts) AS s FROM bench_fts"
-                    " WHERE bench_fts MATCH ? ORDER BY s LIMIT 20",
-                    (match,),
-                ).fetchall()
-            )
-            alt.append(t)
-            ids_a, ids_b = {m for m, _ in a}, {r[0] for r in b}
-            overlap.append(len(ids_a & ids_b) / max(1, len(ids_a)))
-        return {
-            "current": asdict(Dist.of(now)),
-            "tenant_tokens": asdict(Dist.of(alt)),
-            "top20_overlap": round(statistics.fmean(overlap), 3),
-            "reindex_s": round(reindex, 1),
-        }
-    finally:
-        conn.close()
-
-
 def profile_hybrid(mem: Memory, queries: list[str], path: Path) -> None:
     """cProfile the hybrid queries and print the top of the profile."""
     prof = cProfile.Profile()
@@ -1065,17 +1010,6 @@ def render(report: dict[str, Any]) -> str:
         " plus the API's own work; measured:"
         f" {r['recall']['hybrid']['p50']:.2f} ms.",
     ]
-    exp = r.get("fts_experiment")
-    if exp:
-        lines += [
-            "",
-            f"BM25 experiment at {int(top):,} (a copy of the store, library unchanged): the"
-            " store's query `tenant : tN AND terms : (…)` ranked by `bm25()` took"
-            f" {_fmt_dist(exp['current'])} ms; the same terms indexed as per-tenant tokens"
-            f" (`tN` + `x` + digest, no tenant phrase) took {_fmt_dist(exp['tenant_tokens'])}"
-            f" ms, with {exp['top20_overlap']:.0%} of the top 20 in common (IDF becomes"
-            " per tenant). See the notes below.",
-        ]
     builds = ", ".join(
         f"{int(s):,}: {'reused from cache, built ' if res[s]['ingest']['reused'] else 'built '}"
         f"{res[s]['ingest']['built_at']} at revision `{res[s]['ingest']['revision']}`"
@@ -1200,9 +1134,6 @@ def run_size(
             log(f"[{n:,}] single-text adds")
             extra, _ = make_corpus(args.single_adds, args.seed + 3)
             result["single_add"] = measure_single_adds(mem, extra)
-            if n == max(args.sizes) and not args.no_fts_experiment:
-                log(f"[{n:,}] BM25 tenant-token experiment")
-                result["fts_experiment"] = tenant_token_experiment(mem, work, queries)
     finally:
         remove_store(work)
     return result
@@ -1236,11 +1167,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="before measuring recall and purge, wait for the 1-min load to drop below this",
     )
     p.add_argument("--quiet-timeout", type=float, default=600.0, help="seconds to wait at most")
-    p.add_argument(
-        "--no-fts-experiment",
-        action="store_true",
-        help="skip timing BM25 with per-tenant term tokens at the largest size",
-    )
     p.add_argument(
         "--build-only", action="store_true", help="build (or reuse) the stores, measure nothing"
     )
