@@ -187,7 +187,7 @@ class ControlPlane:
                 rows = found.rows + self._replaced_siblings(tenant, found.rows, clauses)
                 found = Target(rows, found.match, found.similarity, found.decision)
                 self._retire(found.rows, news[0], at)
-                self.recall.index_memories(news[1:])
+                self.recall.index_memories(news)  # one embedding batch
             ids = [r.uid for r in found.rows]
             created = [n.uid for n in news]
             self.audit.record(
@@ -250,15 +250,17 @@ class ControlPlane:
                 tenant, new_text, row.kind, sources, at, row.expires_at, row.metadata
             )
             self._retire([row], new, at)
+            self.recall.index_memories([new])
             self.audit.record(tenant.key, "edit", [uid, new.uid])
         return OpReport("edit", [uid], "id", [new.uid])
 
     def _retire(self, rows: list[MemoryRow], successor: MemoryRow, at: float) -> None:
+        """Take superseded rows out of recall and link them to their successor
+        (which the caller indexes)."""
         self.storage.unindex(rows)
         ids = [r.id for r in rows]
         self.storage.set_state(ids, SUPERSEDED, at)
         self.storage.set_superseded_by(ids, successor.id)
-        self.recall.index_memories([successor])
 
     def release(self, tenant: Tenant, target: str) -> OpReport:
         """Take memories out of recall, reversibly."""
