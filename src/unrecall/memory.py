@@ -12,17 +12,28 @@ import math
 import os
 import time
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from unrecall.control.audit import AuditCheck, AuditLog
 from unrecall.control.erasure import ErasureReport, scan_files
+from unrecall.control.forget_requests import RequestExecutor
 from unrecall.control.operations import ControlPlane, NewTurn, Tenant
+from unrecall.dialogue.requests import detect
 from unrecall.errors import InvalidInput, NotFound
 from unrecall.recall.embedder import Embedder, make_embedder
 from unrecall.recall.lexical import TermHasher
 from unrecall.recall.search import Recall
-from unrecall.records import ACTIVE, STATES, HistoryEvent, MemoryItem, OpReport, SearchHit
+from unrecall.records import (
+    ACTIVE,
+    STATES,
+    ForgetReport,
+    HistoryEvent,
+    MemoryItem,
+    OpReport,
+    SearchHit,
+)
 from unrecall.storage.base import MemoryRow
 from unrecall.storage.sqlite import SQLiteStorage
 from unrecall.validation import (
@@ -36,6 +47,8 @@ from unrecall.validation import (
 
 ROLES = ("user", "assistant")
 DEFAULT_MAX_CHARS = 32_000
+# What is kept of an assistant turn that only repeated a forgotten value.
+ECHO_REDACTED = "[repeated a forgotten value]"
 
 
 def default_path() -> Path:
@@ -66,6 +79,7 @@ class Memory:
         self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
         self.audit = AuditLog(self.storage, self.storage.secret_key())
         self.control = ControlPlane(self.storage, self.recall, self.audit)
+        self.requests = RequestExecutor(self.control)
 
     def __enter__(self) -> Memory:
         return self
@@ -118,12 +132,18 @@ class Memory:
         metadata: dict[str, Any] | None = None,
         expires_at: Any = None,
         ttl: float | None = None,
+        honor_requests: bool = True,
     ) -> OpReport:
         """Remember a text, or a list of chat messages ``{"role", "content"}``.
 
-        Each text or user/assistant message becomes a source turn and a memory
-        derived from it; ``system`` messages are instructions and are skipped.
-        ``ttl`` (seconds) or ``expires_at`` make the memories expire.
+        Each text or user/assistant message becomes a source turn and
+        memories derived from it, one per clause; ``system`` messages are
+        instructions and are skipped. ``ttl`` (seconds) or ``expires_at``
+        make the memories expire. In a list of messages, a user message that
+        asks to forget or replace something ("please forget my old address")
+        is executed instead of stored (``control.forget_requests``; off with
+        ``honor_requests=False``); a plain text is a note and stored as given.
+        The report's ``requests`` say what each request removed.
         """
         turns = self._turns(messages)
         meta = check_metadata(metadata)
@@ -140,18 +160,80 @@ class Memory:
             expiry = time.time() + ttl
         session = None if session_id is None else check_id(session_id, "session_id")
         kind = "note" if isinstance(messages, str) else "message"
+        dialogue = honor_requests and not isinstance(messages, str)
         with self.storage.transaction():  # a failed first write leaves no tenant row
             tenant = self._tenant(user_id, agent_id, run_id, create=True)
             assert tenant is not None
-            return self.control.add(
-                tenant,
-                turns,
-                kind=kind,
-                session_id=session,
-                at=at,
-                metadata=meta,
-                expires_at=expiry,
+            if not dialogue:
+                return self.control.add(
+                    tenant,
+                    turns,
+                    kind=kind,
+                    session_id=session,
+                    at=at,
+                    metadata=meta,
+                    expires_at=expiry,
+                )
+            report = self._add_dialogue(tenant, turns, session, at, meta, expiry)
+        if report.requests:
+            report = replace(report, erased=self.storage.erase())
+        return report
+
+    def _add_dialogue(
+        self,
+        tenant: Tenant,
+        turns: list[NewTurn],
+        session: str | None,
+        at: float,
+        meta: dict[str, Any],
+        expiry: float | None,
+    ) -> OpReport:
+        """Chat turns in order: stored ones in runs, forget requests executed
+        where they were said, assistant echoes of forgotten values dropped."""
+        created: list[str] = []
+        turn_ids: list[str] = []
+        done: list[ForgetReport] = []
+        run: list[NewTurn] = []
+
+        def flush() -> None:
+            if run:
+                r = self.control.add(
+                    tenant,
+                    run,
+                    kind="message",
+                    session_id=session,
+                    at=at,
+                    metadata=meta,
+                    expires_at=expiry,
+                )
+                created.extend(r.created)
+                turn_ids.extend(r.detail["turns"])
+                run.clear()
+
+        for turn in turns:
+            request = detect(turn.text) if turn.role == "user" else None
+            if request is None:
+                kept = self.requests.echo_filter(tenant, session, turn.text)
+                if turn.role == "assistant" and kept != turn.text:
+                    turn = NewTurn("assistant", kept or ECHO_REDACTED, remember=kept is not None)
+                run.append(turn)
+                continue
+            flush()
+            report = self.requests.execute(
+                tenant, request, turn.text, session_id=session, at=at, metadata=meta
             )
+            done.append(report)
+            created.extend(report.created)
+            turn_ids.append(report.request_turn)
+        flush()
+        return OpReport(
+            "add",
+            created,
+            match="none",
+            created=created,
+            detail={"turns": turn_ids},
+            requests=done,
+        )
 
     def _turns(self, messages: str | Sequence[dict[str, str]]) -> list[NewTurn]:
         if isinstance(messages, str):

@@ -51,12 +51,46 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
+class ForgetReport:
+    """What a forget request said in the dialogue removed: never content.
+
+    ``kind`` and ``language`` come from request detection; ``match`` says how
+    its targets were found (``identifier``, ``entity``, ``phrase``,
+    ``terms``, ``category``, ``time``, ``slot``, ``semantic`` or ``none``);
+    ``removed`` are the memories deleted whole, ``rewritten`` those a value
+    was cut out of (or replaced in), ``created`` their successors and the
+    memories kept from the request turn, which is stored redacted as
+    ``request_turn``.
+    """
+
+    kind: str
+    language: str
+    categories: list[str]
+    match: str
+    removed: list[str]
+    rewritten: list[str]
+    created: list[str]
+    turns_removed: int
+    request_turn: str
+
+    @property
+    def count(self) -> int:
+        """Memories the request took out (deleted or cut)."""
+        return len(self.removed) + len(self.rewritten)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field plus ``count``."""
+        return {**asdict(self), "count": self.count}
+
+
+@dataclass(frozen=True)
 class OpReport:
     """What a control-plane operation did: ids and counts, never content.
 
     ``match`` says how a query target was resolved (``id``, ``phrase``,
     ``semantic`` or ``none``); ``erased`` is true once the affected bytes
-    were physically removed from every file of the store.
+    were physically removed from every file of the store; ``requests`` are
+    the forget requests an ``add`` found in its user turns and executed.
     """
 
     op: str
@@ -66,6 +100,7 @@ class OpReport:
     turns_removed: int = 0
     erased: bool | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    requests: list[ForgetReport] = field(default_factory=list)
 
     @property
     def count(self) -> int:

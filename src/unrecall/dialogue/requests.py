@@ -44,6 +44,7 @@ class ForgetRequest:
     target: str
     new_value: str | None = None
     categories: frozenset[str] = field(default_factory=frozenset)
+    completion: bool = False
 
 
 # Rule hints: how a matched pattern seeds the classification.
@@ -51,7 +52,8 @@ class ForgetRequest:
 #   infer   - "don't infer / stop guessing ..."; always inferential
 #   lapse   - "I'm not into X anymore"; factual (a fact lapsed, no new value)
 #   replace - an old value replaced by a new one (group ``new``)
-_FORGET, _INFER, _LAPSE, _REPLACE = "forget", "infer", "lapse", "replace"
+#   done    - "I finished X", "I cancelled X"; factual, a completion
+_FORGET, _INFER, _LAPSE, _REPLACE, _DONE = "forget", "infer", "lapse", "replace", "done"
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,58 @@ _EN = _Language(
                 \s+{_EN_INFER}\s+(?:anything\s+|things\s+|stuff\s+)?
                 (?:about\s+|regarding\s+|on\s+|from\s+|based\s+on\s+)?{_EN_OBJ}{_EN_T}"""),
         ),
+        # "update the budget from $800,000 to $850,000", "revert it back to X from Y"
+        _Rule(
+            _REPLACE,
+            _rx(r"""\b(?:update|change|revert|move|set|reschedule|correct|bump|raise|lower|
+                increase|decrease|reduce|switch)\s+(?:the|my|our|it)\b[^.!?;]*?\s+(?:again\s+)?
+                from\s+(?P<t>[^;!?]+?)\s+(?:back\s+)?to\s+(?P<new>[^;!?]+?)
+                (?=\s*(?:[.!?;](?:\s|$)|$)|[.,]\s|\s+(?:and|but|because|since|now|instead)\b)"""),
+        ),
+        _Rule(
+            _REPLACE,
+            _rx(r"""\b(?:update|change|revert|move|set|reschedule|correct|switch)\s+(?:the|my|our|it)
+                \b[^.!?;]*?\s+(?:back\s+)?to\s+(?P<new>[^;!?]+?)\s+from\s+(?P<t>[^;!?]+?)
+                (?=\s*(?:[.!?;](?:\s|$)|$)|[.,]\s|\s+(?:and|but|because|since)\b)"""),
+        ),
+        # "please remove 'X' from the stakeholders": a quoted item is one the
+        # assistant holds, whatever list it sits in.
+        _Rule(
+            _FORGET,
+            _rx(rf"""{_EN_START}{_EN_LEAD}{_EN_FORGET_VERB}\s+(?:the\s+(?:item|task|entry|point|
+                line|event)\s+)?["“‘'](?P<t>[^"”’']{{3,200}})["”’']"""),
+        ),
+        # "I no longer need to track X", "you don't need to keep track of X"
+        _Rule(
+            _FORGET,
+            _rx(rf"""\b(?:no\s+longer|don't|do\s+not|won't|will\s+not)\s+need\s+(?:you\s+)?to\s+
+                (?:track|keep\s+track\s+of|keep|remember|store|hold\s+on\s+to|note)\s+{_EN_T}"""),
+        ),
+        # "I (have) finished preparing the abstract", "I cancelled the dentist
+        # appointment": a task or plan done; only task-like memories go.
+        _Rule(
+            _DONE,
+            _rx(rf"""\bi(?:'ve|\s+have)?\s+(?:actually\s+|just\s+|already\s+|finally\s+|now\s+)*
+                (?:finished|completed|wrapped\s+up|taken\s+care\s+of|crossed\s+off|ticked\s+off|
+                done\s+with|cancell?ed|called\s+off)\s+{_EN_T}"""),
+        ),
+        # "I used to really like X, but ...": a preference that lapsed.
+        _Rule(
+            _LAPSE,
+            _rx(r"""\bi\s+(?:actually\s+|really\s+|always\s+|honestly\s+)?used\s+to\s+(?:really\s+|actually\s+|absolutely\s+|quite\s+)?
+                (?:like|love|enjoy|prefer|adore|dislike|hate|be\s+(?:really\s+|very\s+)?into|
+                be\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|think\s+i\s+(?:loved|liked))\s+
+                (?P<t>[^,.;!?]+?)(?=\s*(?:[,.;!?]|\s+but\b|\s+and\b|$))
+                (?=.*\b(?:but|any\s*more|no\s+longer|now|lately|these\s+days|nowadays)\b)"""),
+        ),
+        # "I've gone off X"
+        _Rule(
+            _LAPSE,
+            _rx(
+                r"\bi(?:'ve|\s+have)\s+(?:kind\s+of\s+|really\s+)?gone\s+off\s+(?P<t>[^.!?;,]+?)"
+                r"(?=\s*(?:[.!?;,]|\s+lately|\s+recently|$))"
+            ),
+        ),
         # "forget my PIN", "please delete everything about my health", "never mind ..."
         _Rule(
             _FORGET,
@@ -272,7 +326,8 @@ _EN = _Language(
         # "I'm not into jazz anymore", "I'm no longer with Tom"
         _Rule(
             _LAPSE,
-            _rx(r"""\bi(?:'m|\s+am)\s+(?:just\s+|really\s+)?(?:not|no\s+longer)\s+(?P<t>(?:into|a\s+fan\s+of|
+            _rx(r"""\bi(?:'m|\s+am)\s+(?:just\s+|really\s+)?(?:not|no\s+longer)\s+(?:so\s+|that\s+|
+                really\s+|too\s+)?(?P<t>(?:into|a\s+fan\s+of|keen\s+on|fond\s+of|planning|
                 interested\s+in|with|dating|seeing|married\s+to|engaged\s+to|working\s+(?:at|for)|
                 employed\s+(?:at|by)|on|taking|living\s+in|vegetarian|vegan|pescatarian|religious|
                 single|married|engaged|sober|(?:a|an)\s+(?:vegetarian|vegan|smoker|member|fan|
@@ -344,7 +399,7 @@ to\s+correct\s+myself|scratch\s+that|
         mental\s+health|kids'?)\s+(?:stuff|things|info|information|details|data|history|records|
         life|situation|matters|issues|related)\b|\w+-related\b"""),
     leading=_rx(r"^(?:about|all\s+about|of)\s+"),
-    lapse_strip=_rx(r"^(?:into|a\s+fan\s+of|interested\s+in)\s+"),
+    lapse_strip=_rx(r"^(?:into|a\s+fan\s+of|interested\s+in|keen\s+on|fond\s+of)\s+"),
     external=_rx(r"""^(?:my|our|all\s+my)\s+(?:[\w-]+\s+){0,2}?(?:accounts?|calendar|
         drafts?|files|folders?|documents?|docs|photos?|pictures?|pics|videos?|apps?|laptop|
         computer|pc|tablet|browser|cache|cookies|tabs|orders?|cart|subscriptions?|posts?|tweets?|
@@ -1038,9 +1093,15 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
         if m is None:
             continue
         groups = m.groupdict()
-        target = _clean(groups.get("t") or groups.get("t2") or groups.get("t3") or "", lang)
-        if not target:
-            continue
+        target = groups.get("t") or groups.get("t2") or groups.get("t3") or ""
+        quoted = _QUOTED_SPAN.search(target)
+        # A quoted item is the target, whatever list the turn says it is in.
+        if quoted:
+            target = (quoted.group(1) or quoted.group(2)).strip(" .,;:!?")
+        else:  # an opening quote closed after the target's end: 'the "Workshop.'
+            target = _clean(re.split(r"[\"“‘«„]", target)[-1] or target, lang)
+        if not target or target.casefold() in _PRONOUNS:
+            continue  # "I'm not keen on it": a later rule may name "it"
         new_value = groups.get("new")
         if rule.hint == _REPLACE and new_value:
             kind = "replacement"
@@ -1053,7 +1114,7 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
                 target,
                 flags=re.IGNORECASE,
             )
-        elif rule.hint == _LAPSE:
+        elif rule.hint in (_LAPSE, _DONE):
             kind, new_value = "factual", None
             target = lang.lapse_strip.sub("", target) or target
         else:
@@ -1062,12 +1123,15 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
             ):
                 continue
             kind, new_value = classify(target, lang.code), None
+        if target.casefold() in _PRONOUNS:
+            continue
         return ForgetRequest(
             kind=kind,
             language=lang.code,
             target=target,
             new_value=new_value,
             categories=topic_categories(target, lang.code),
+            completion=rule.hint == _DONE,
         )
     return None
 
@@ -1151,6 +1215,10 @@ def _rhetorical(turn: str, m: re.Match[str]) -> bool:
     name = next(g for g in ("t", "t2", "t3") if m.groupdict().get(g))
     after = turn[m.end(name) :].lstrip()
     return after.startswith("?") and not _MODAL.search(turn, 0, m.end(name))
+
+
+_QUOTED_SPAN = re.compile(r"[\"“‘«„]([^\"“”‘’«»„]{3,200}?)[\"”’»“]|(?<!\w)'([^']{3,200}?)'(?!\w)")
+_PRONOUNS = frozenset("it that this them those these one ello eso esto ça cela ceci es das".split())
 
 
 # Ends with a negation right before a change clause ("ya no |", "not |", "nicht |").

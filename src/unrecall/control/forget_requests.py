@@ -1,0 +1,487 @@
+"""Executing forget requests said in the dialogue.
+
+``dialogue.requests.detect`` reads a user turn; this module plans what the
+request removes and applies it as one transaction with closure:
+
+* **targets** - literal values first: quoted spans, identifiers and the
+  request's own target, each through the targeting rule of
+  ``control.targeting`` (identifier > entity > phrase > terms), then the same
+  content words in any inflection ("finished preparing the lecture
+  materials" ~ "Prepare lecture materials"). Only when no literal value
+  matches does the request's kind decide: a *category* request takes every
+  memory of its topic categories, a *temporal* one every memory said in its
+  time window, a *replacement* the memory holding the slot the new value
+  fills (same identifier kind, else meaning plus the new value), and a
+  factual one its single best semantic match, decided from the score
+  distribution as for a release.
+* **span-level removal** - a literal value inside a long memory (one item of
+  a project's stakeholder list) is cut out of that memory, or replaced by the
+  new value; the rest of it stays. A memory that is little else than the
+  value is deleted.
+* **copies** - assistant memories that repeat a removed one (same identifier
+  or name keys, or most of its content words) go too, and every source turn
+  is scrubbed as a purge does.
+* **the request turn** is stored redacted: ``[asked to forget: <what>]``
+  followed by the clauses of the turn that neither make the request nor hold
+  a forgotten value; those clauses (a replacement's new value) become
+  memories as usual.
+* **echoes** - for the rest of the session, assistant clauses that repeat a
+  forgotten value ("OK, I removed 'Visit the library'") are dropped. Only
+  keyed digests of the values are held, in memory, never written.
+
+The result is a :class:`~unrecall.records.ForgetReport`: counts, kinds and
+ids, never content; it is recorded in the audit trail with the ids.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from unrecall.control.operations import ControlPlane, Tenant
+from unrecall.control.targeting import matchers, matching_memories, matching_turns, semantic
+from unrecall.dialogue.requests import ForgetRequest
+from unrecall.dialogue.windows import names_last_session, window
+from unrecall.errors import InvalidInput
+from unrecall.recall.categories import categories
+from unrecall.recall.clauses import split_clauses
+from unrecall.recall.identifiers import keys as identifier_keys
+from unrecall.recall.identifiers import query_keys
+from unrecall.recall.lexical import (
+    STOPWORDS,
+    compound_tokens,
+    contains_phrase,
+    content_overlap,
+    content_words,
+    stem,
+    words,
+)
+from unrecall.recall.names import mentions, name_keys
+from unrecall.records import ACTIVE, STATES, ForgetReport
+from unrecall.storage.base import MemoryRow, TurnRow
+
+# Quoted spans: 'x', "x", “x”, ‘x’, «x», „x“. An apostrophe inside a word
+# ("user's") never opens one.
+_QUOTED = re.compile(r"(?<!\w)['\"“‘«„]([^'\"“”‘’«»„]{3,200}?)['\"”’»“](?!\w)")
+# Words that qualify a slot rather than name it ("my old address").
+_QUALIFIERS = frozenset(
+    "old previous former earlier outdated current new last first entire whole also too "
+    "anymore any more longer".split()
+)
+# Words of request and completion verbs that are no part of a value.
+_REQUEST_WORDS = frozenset(
+    """forget delete remove erase drop clear scratch track keep remember finish finished
+    finishing complete completed done need needed want planning plan list todo to-do task
+    tasks item items calendar event events""".split()
+)
+# A memory whose words are mostly the value is the value: delete it whole.
+_REST_MIN_WORDS = 4
+# Share of a value's content stems a memory must hold to match by stems.
+STEM_SHARE = 0.6
+# An assistant clause repeating this share of a removed memory is a copy.
+_COPY_OVERLAP = 0.6
+
+
+@dataclass
+class _Plan:
+    rows: list[MemoryRow] = field(default_factory=list)
+    match: str = "none"
+    values: list[str] = field(default_factory=list)  # literal values found in memories
+
+
+class RequestExecutor:
+    """Plans and applies forget requests; holds the per-session echo guard."""
+
+    def __init__(self, control: ControlPlane) -> None:
+        self.control = control
+        self.storage = control.storage
+        self.recall = control.recall
+        # (tenant key, session) -> digest sequences of forgotten values
+        self._echoes: dict[tuple[str, str | None], list[tuple[str, ...]]] = {}
+
+    # -- the echo guard ---------------------------------------------------
+    def _guard(self, tenant: Tenant, session: str | None, values: Sequence[str]) -> None:
+        key = (tenant.key, session)
+        # One session's guard at a time per tenant: a new session starts clean.
+        for other in [k for k in self._echoes if k[0] == tenant.key and k != key]:
+            del self._echoes[other]
+        seqs = self._echoes.setdefault(key, [])
+        for value in values:
+            tokens = compound_tokens(value)
+            if tokens and not all(t in STOPWORDS for t in tokens):
+                seqs.append(tuple(self.recall.hasher.term(t) for t in tokens))
+
+    def echo_filter(self, tenant: Tenant, session: str | None, text: str) -> str | None:
+        """An assistant turn without the clauses that repeat a value forgotten
+        earlier in this session; None when nothing of it is left."""
+        seqs = self._echoes.get((tenant.key, session))
+        if not seqs:
+            return text
+        kept = [c for c in split_clauses(text) if not self._echoes_in(c, seqs)]
+        return " ".join(kept) if kept else None
+
+    def _echoes_in(self, clause: str, seqs: list[tuple[str, ...]]) -> bool:
+        digests = [self.recall.hasher.term(t) for t in compound_tokens(clause)]
+        return any(contains_phrase(digests, list(seq)) for seq in seqs)
+
+    # -- execution --------------------------------------------------------
+    def execute(
+        self,
+        tenant: Tenant,
+        request: ForgetRequest,
+        text: str,
+        *,
+        session_id: str | None,
+        at: float,
+        metadata: dict[str, Any],
+    ) -> ForgetReport:
+        """Apply one request said in ``text`` (a user turn); see the module."""
+        with self.storage.transaction():
+            plan = self._plan(tenant, request, text, session_id, at)
+            rows = plan.rows + self._copies(tenant, plan.rows)
+            removed, rewritten = self._split(rows, plan.values)
+            said = plan.values + self._salient(removed + rewritten)
+            redacted, kept = self._redact(request, text, said)
+            turn = self.storage.add_turn(tenant.id, "user", redacted, session_id, at, metadata)
+            self.storage.index_turn(turn, self.recall.hasher.document(redacted))
+            created = [
+                self.control._derive(
+                    tenant,
+                    clause,
+                    "message" if len(kept) == 1 else "clause",
+                    [turn.id],
+                    at,
+                    None,
+                    {**metadata, "role": "user"},
+                )
+                for clause in kept
+            ]
+            replacements = self._rewrite(tenant, rewritten, plan.values, request, at)
+            extra = self._turns_saying(tenant, plan.values)
+            turns = self.control._purge_rows(removed + rewritten, extra)
+            self.recall.index_memories(created + replacements)
+            report = ForgetReport(
+                kind=request.kind,
+                language=request.language,
+                categories=sorted(request.categories),
+                match=plan.match,
+                removed=[r.uid for r in removed],
+                rewritten=[r.uid for r in rewritten],
+                created=[m.uid for m in created + replacements],
+                turns_removed=turns,
+                request_turn=turn.uid,
+            )
+            self.control.audit.record(
+                tenant.key,
+                "forget_request",
+                [*report.removed, *report.rewritten, *report.created, turn.uid],
+                {
+                    "kind": request.kind,
+                    "language": request.language,
+                    "categories": report.categories,
+                    "match": plan.match,
+                    "removed": len(removed),
+                    "rewritten": len(rewritten),
+                    "turns": turns,
+                },
+            )
+        self._guard(tenant, session_id, said)
+        return report
+
+    # -- planning ---------------------------------------------------------
+    def _plan(
+        self, tenant: Tenant, request: ForgetRequest, text: str, session: str | None, at: float
+    ) -> _Plan:
+        if request.kind == "temporal":
+            rows = self._in_window(tenant, request, session, at)
+            return _Plan(rows, "time" if rows else "none")
+        plan = self._literal(tenant, request, text)
+        if plan.rows or request.completion:  # a completion names its task or nothing
+            return plan
+        if request.kind == "category" and request.categories:
+            rows = [
+                r for r in self._memories(tenant, STATES) if categories(r.text) & request.categories
+            ]
+            return _Plan(rows, "category" if rows else "none")
+        if request.kind == "replacement":
+            rows = self._slot(tenant, request)
+            return _Plan(rows, "slot" if rows else "none")
+        found = self._by_meaning(tenant, request.target)
+        return _Plan(found, "semantic" if found else "none")
+
+    def _memories(self, tenant: Tenant, states: Sequence[str]) -> list[MemoryRow]:
+        return [r for r in self.storage.memories(tenant.id, states) if tenant.covers(r)]
+
+    def _literal(self, tenant: Tenant, request: ForgetRequest, text: str) -> _Plan:
+        """Memories holding a value the request names literally."""
+        candidates = [m.group(1).strip() for m in _QUOTED.finditer(text)]
+        if request.kind != "replacement" or request.target not in ("that", "eso", "ça", "das"):
+            candidates.append(request.target)
+        # A replacement's new value is not a target: "from $800,000 to $850,000".
+        new = request.new_value or ""
+        candidates = [c for c in dict.fromkeys(candidates) if c and c not in new]
+        rows: dict[int, MemoryRow] = {}
+        values: list[str] = []
+        match = "none"
+        for value in candidates:
+            found, how = self._match_value(tenant, value)
+            if request.completion:  # "I finished X" retires the task, not X
+                found = [r for r in found if _TASK.search(r.text)]
+            if found:
+                values.append(value)
+                match = how if match == "none" else match
+                rows.update({r.id: r for r in found})
+        return _Plan(sorted(rows.values(), key=lambda r: r.id), match, values)
+
+    def _match_value(self, tenant: Tenant, value: str) -> tuple[list[MemoryRow], str]:
+        """Memories holding one literal value: the targeting stages, then the
+        names inside it, then its content words in any inflection."""
+        try:
+            stages = matchers(self.recall, value)
+        except InvalidInput:  # a value of common words only matches nothing
+            return [], "none"
+        for matcher in stages:
+            if matcher.kind == "phrase" and not self._specific(value):
+                continue  # "my address" as a phrase would hit "my address is ..."
+            rows = [
+                r
+                for r in matching_memories(self.storage, tenant.id, matcher, STATES)
+                if tenant.covers(r)
+            ]
+            if rows:
+                return rows, matcher.kind
+        pool = self._memories(tenant, STATES)
+        names = _name_keys_in(value)
+        if names:  # "the idea of traveling to Australia": what names Australia
+            rows = [r for r in pool if names & name_keys(r.text)]
+            if rows:
+                return rows, "entity"
+        return _best_by_stems(pool, value), "terms"
+
+    @staticmethod
+    def _specific(value: str) -> bool:
+        """A value with two or more content words beyond slot words, or a name
+        or number: specific enough to match as a phrase."""
+        core = _core_words(value)
+        return len(core) >= 2 or any(w[:1].isupper() or w[:1].isdigit() for w in core)
+
+    def _in_window(
+        self, tenant: Tenant, request: ForgetRequest, session: str | None, at: float
+    ) -> list[MemoryRow]:
+        """Memories said in the time window (or the previous session) the
+        request names, narrowed to its topic when it names one."""
+        turns = [t for t in self.storage.turns(tenant.id) if t.role in ("user", "assistant")]
+        if names_last_session(request.target):
+            earlier = [t for t in turns if t.session_id != session and t.at < at]
+            last = max(earlier, key=lambda t: t.at).session_id if earlier else None
+            chosen = [t for t in earlier if t.session_id == last] if earlier else []
+        else:
+            span = window(request.target, at)
+            if span is None:
+                return []
+            chosen = [t for t in turns if span[0] <= t.at < span[1]]
+        rows = self.storage.memories_by_id(self.storage.derived([t.id for t in chosen]))
+        rows = [r for r in rows if tenant.covers(r)]
+        topic = request.categories
+        if topic:
+            rows = [r for r in rows if categories(r.text) & topic] or rows
+        return rows
+
+    def _slot(self, tenant: Tenant, request: ForgetRequest) -> list[MemoryRow]:
+        """The memory a replacement's new value takes the place of."""
+        new = request.new_value or ""
+        kinds = {k.split(":", 1)[0] for k in query_keys(new)} - {"number", "compact", "code"}
+        if kinds:  # a new phone number replaces the phone number
+            same = [
+                r
+                for r in self._memories(tenant, (ACTIVE,))
+                if {k.split(":", 1)[0] for k in identifier_keys(r.text)} & kinds
+            ]
+            if same:
+                return [max(same, key=lambda r: r.created_at)]
+        hint = f"{request.target} {new}".strip()
+        return semantic(self.recall, tenant.id, request.target, tenant.covers, hint).rows
+
+    def _by_meaning(self, tenant: Tenant, target: str) -> list[MemoryRow]:
+        """The best semantic match of a slot-like target ("my old address"),
+        when the score distribution singles it out."""
+        if not content_words(target) - {stem(w) for w in _QUALIFIERS}:
+            return []
+        return semantic(self.recall, tenant.id, target, tenant.covers, None).rows
+
+    def _copies(self, tenant: Tenant, rows: list[MemoryRow]) -> list[MemoryRow]:
+        """Assistant memories repeating a removed memory."""
+        if not rows:
+            return []
+        taken = {r.id for r in rows}
+        keys = [text_keys_of(r.text) for r in rows]
+        out = []
+        for cand in self._memories(tenant, STATES):
+            if cand.id in taken or cand.metadata.get("role") != "assistant":
+                continue
+            cand_keys = text_keys_of(cand.text)
+            if any(k and k & cand_keys for k in keys) or any(
+                content_overlap(cand.text, r.text) >= _COPY_OVERLAP for r in rows
+            ):
+                out.append(cand)
+        return out
+
+    # -- applying ---------------------------------------------------------
+    @staticmethod
+    def _split(rows: list[MemoryRow], values: list[str]) -> tuple[list[MemoryRow], list[MemoryRow]]:
+        """Rows to delete whole, and rows a literal value is cut out of."""
+        removed, rewritten = [], []
+        for row in rows:
+            rest = _without(row.text, values)
+            if rest is not None and len(_core_words(rest)) >= _REST_MIN_WORDS:
+                rewritten.append(row)
+            else:
+                removed.append(row)
+        return removed, rewritten
+
+    def _rewrite(
+        self,
+        tenant: Tenant,
+        rows: list[MemoryRow],
+        values: list[str],
+        request: ForgetRequest,
+        at: float,
+    ) -> list[MemoryRow]:
+        """New memories for rows a value is cut from (or replaced in); the
+        caller deletes the old rows, whose turns then keep the new texts."""
+        new_value = request.new_value if request.kind == "replacement" else None
+        out = []
+        sources = self.storage.sources([r.id for r in rows])
+        for row in rows:
+            text = _without(row.text, values, new_value) or ""
+            out.append(
+                self.control._derive(
+                    tenant,
+                    text,
+                    row.kind,
+                    [t.id for t in sources.get(row.id, [])],
+                    at,
+                    row.expires_at,
+                    row.metadata,
+                )
+            )
+        return out
+
+    def _turns_saying(self, tenant: Tenant, values: list[str]) -> list[TurnRow]:
+        """Source turns that still say a literal value (after an update)."""
+        out: dict[int, TurnRow] = {}
+        for value in values:
+            try:
+                found = matching_turns(self.storage, self.recall, tenant.id, value)
+            except InvalidInput:
+                continue
+            out.update({t.id: t for t in self.control._scoped_turns(tenant, found)})
+        return list(out.values())
+
+    @staticmethod
+    def _redact(request: ForgetRequest, text: str, said: list[str]) -> tuple[str, list[str]]:
+        """The request turn as stored, and the clauses of it to remember."""
+        what = ", ".join(sorted(request.categories)) or request.kind
+        marker = f"[asked to forget: {what}]"
+        # A replacement's target names the slot the new value keeps ("I moved to").
+        named = request.kind != "replacement" and _core_words(request.target)
+        values = [*said, request.target] if named else said
+        kept = []
+        for clause in split_clauses(text):
+            if _without(clause, values) is not None:
+                continue  # holds a forgotten value or names the target
+            if request.kind == "replacement" and request.new_value:
+                if request.new_value.casefold() in clause.casefold():
+                    kept.append(clause)
+                continue
+            if not _is_request_clause(clause):
+                kept.append(clause)
+        return " ".join([marker, *kept]), kept
+
+    @staticmethod
+    def _salient(rows: list[MemoryRow]) -> list[str]:
+        """Names, numbers and identifiers of deleted memories, for the echo guard."""
+        out: list[str] = []
+        for row in rows:
+            out += re.findall(r"\b\d[\d,.:/-]*\d\b|\b\d\b", row.text)
+            out += [
+                w
+                for i, w in enumerate(re.findall(r"[\w'-]+", row.text))
+                if i > 0 and w[:1].isupper() and w.casefold() not in STOPWORDS
+            ]
+        return out
+
+
+def text_keys_of(text: str) -> set[str]:
+    """Identifier and name keys of a text (what makes two mentions the same)."""
+    return identifier_keys(text) | name_keys(text)
+
+
+def _name_keys_in(value: str) -> set[str]:
+    """Keys of the names a value mentions (whole names, not their parts)."""
+    keys: set[str] = set()
+    for m in mentions(value, query=True):
+        whole = {k for k in m.keys if k.startswith("name:")}
+        keys |= whole if len(m.parts) > 1 else {f"name:{m.parts[0]}"}
+    return keys
+
+
+def _best_by_stems(pool: list[MemoryRow], value: str) -> list[MemoryRow]:
+    """Memories sharing the most content stems with a value of two or more
+    content words, when they cover at least ``STEM_SHARE`` of them
+    ("finished preparing the lecture materials" ~ "Prepare lecture materials")."""
+    stems = {stem(w.casefold()) for w in _core_words(value)}
+    if len(stems) < 2:
+        return []
+    scored = [(len(stems & content_words(r.text)), r) for r in pool]
+    best = max((n for n, _ in scored), default=0)
+    if best < 2 or best / len(stems) < STEM_SHARE:
+        return []
+    return [r for n, r in scored if n == best]
+
+
+def _core_words(value: str) -> list[str]:
+    """Content words of a value without slot qualifiers and request verbs."""
+    return [
+        w
+        for w in re.findall(r"[\w'-]+", value)
+        if w.casefold() not in STOPWORDS
+        and w.casefold() not in _QUALIFIERS
+        and w.casefold() not in _REQUEST_WORDS
+        and len(w) > 1
+    ]
+
+
+def _without(text: str, values: Sequence[str], new_value: str | None = None) -> str | None:
+    """``text`` with every literal value cut out (or replaced by
+    ``new_value``), or None when none occurs in it as written."""
+    out = text
+    for value in values:
+        if not value:
+            continue
+        pattern = re.compile(rf"(?<!\w)['\"“‘«„]?{re.escape(value)}['\"”’»“]?(?!\w)", re.I)
+        out = pattern.sub(new_value if new_value is not None else "", out)
+    if out == text:
+        return None
+    out = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", out)).strip(" ,;")
+    return re.sub(r"(?:,\s*){2,}", ", ", out)
+
+
+# What a task, plan or event memory says ("add X to my to-do list").
+_TASK = re.compile(
+    r"\b(?:to-?do|tasks?|list|remind(?:er)?|need\s+to|have\s+to|plan(?:s|ned|ning)?|"
+    r"schedul\w*|appointments?|meetings?|events?|calendar|deadline|errands?|track)\b",
+    re.IGNORECASE,
+)
+_REQUEST_CLAUSE = re.compile(
+    r"\b(?:forget|delete|remove|erase|wipe|scratch|drop|don't\s+keep|stop\s+remembering|"
+    r"no\s+longer\s+need|never\s+mind|olvida|borra|elimina|oublie|efface|supprime|vergiss|"
+    r"lösch|entfern)",
+    re.IGNORECASE,
+)
+
+
+def _is_request_clause(clause: str) -> bool:
+    return bool(_REQUEST_CLAUSE.search(clause)) or not words(clause)
