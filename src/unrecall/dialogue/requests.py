@@ -256,7 +256,13 @@ _EN = _Language(
             _DONE,
             _rx(rf"""\bi(?:'ve|\s+have)?\s+(?:actually\s+|just\s+|already\s+|finally\s+|now\s+)*
                 (?:finished|completed|wrapped\s+up|taken\s+care\s+of|crossed\s+off|ticked\s+off|
-                done\s+with|cancell?ed|called\s+off)\s+{_EN_T}"""),
+                done\s+with|cancell?ed|called\s+off|got\s+around\s+to)\s+{_EN_T}"""),
+        ),
+        _Rule(
+            _DONE,
+            _rx(rf"""\bi(?:(?:'m|\s+am)\s+(?:all\s+|finally\s+)?done\s+with
+                |\s+(?:no\s+longer|don't|do\s+not)\s+need\s+to
+                |\s+was\s+(?:finally\s+)?able\s+to)\s+{_EN_T}"""),
         ),
         # "I used to really like X, but ...": a preference that lapsed.
         _Rule(
@@ -265,15 +271,9 @@ _EN = _Language(
                 (?:like|love|enjoy|prefer|adore|dislike|hate|be\s+(?:really\s+|very\s+)?into|
                 be\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|think\s+i\s+(?:loved|liked))\s+
                 (?P<t>[^,.;!?]+?)(?=\s*(?:[,.;!?]|\s+but\b|\s+and\b|$))
-                (?=.*\b(?:but|any\s*more|no\s+longer|now|lately|these\s+days|nowadays)\b)"""),
-        ),
-        # "I've gone off X"
-        _Rule(
-            _LAPSE,
-            _rx(
-                r"\bi(?:'ve|\s+have)\s+(?:kind\s+of\s+|really\s+)?gone\s+off\s+(?P<t>[^.!?;,]+?)"
-                r"(?=\s*(?:[.!?;,]|\s+lately|\s+recently|$))"
-            ),
+                (?=.*\b(?:but|any\s*more|no\s+longer|now|lately|these\s+days|nowadays)\b)
+                # a like turned into a dislike keeps the item, as a dislike
+                (?!.*\b(?:dislike|hate|can't\s+stand|gone\s+off|avoid)\b)"""),
         ),
         # "forget my PIN", "please delete everything about my health", "never mind ..."
         _Rule(

@@ -8,6 +8,7 @@ the command was given.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -31,6 +32,19 @@ def _common() -> argparse.ArgumentParser:
         help="embedder the store was built with",
     )
     return p
+
+
+# Benchmark harnesses: subcommand -> (module with add_arguments / run_cli, help).
+BENCHES = {
+    "forgeteval": (
+        "unrecall.bench.forgeteval_harness",
+        "ForgetEval control-plane cases on unrecall and its peers",
+    ),
+    "memora": (
+        "unrecall.bench.memora",
+        "Memora personas replayed turn by turn: recall-level MPA, FAA and FAMA",
+    ),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,15 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("demo", help="a scripted tour on a temporary store")
     bench = sub.add_parser("bench", help="run a benchmark harness")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
-    from unrecall.bench.forgeteval_harness import add_arguments as forgeteval_arguments
-
-    forgeteval_arguments(
-        bench_sub.add_parser(
-            "forgeteval",
-            help="ForgetEval control-plane cases on unrecall and its peers",
-            description="ForgetEval control-plane cases on unrecall and its peers",
+    for name, (module, about) in BENCHES.items():
+        importlib.import_module(module).add_arguments(
+            bench_sub.add_parser(name, help=about, description=about)
         )
-    )
     return parser
 
 
@@ -193,9 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_demo()
     if args.command == "bench":
-        from unrecall.bench.forgeteval_harness import run_cli
-
-        return run_cli(args)
+        return int(importlib.import_module(BENCHES[args.bench_command][0]).run_cli(args))
     try:
         with Memory(args.db, embedder=args.embedder) as mem:
             result, status = _run(mem, args)
