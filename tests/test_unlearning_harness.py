@@ -491,3 +491,16 @@ def test_cli_rejects_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "error" in capsys.readouterr().err
     defaults = _args()
     assert defaults.k == 10 and defaults.cases is None and defaults.limit is None
+
+
+def test_preservation_never_answered_on_control_does_not_block_requests(tiny: Suite) -> None:
+    class NoCats(Oracle):
+        def add_turn(self, role: str, text: str, *, session_id: str, timestamp: float) -> None:
+            if "Pickle" not in text:
+                super().add_turn(role, text, session_id=session_id, timestamp=timestamp)
+
+    reqs, pres = _score(NoCats(), tiny)
+    cat = next(p for p in pres if p.kind == "unrelated")
+    assert not cat.control.passed and not cat.forget.passed
+    assert all(r.passed for r in reqs)
+    assert tally(reqs, pres)["preservation"]["n"] == 1

@@ -56,8 +56,13 @@ Metrics (per system, overall and per request type)
     counts only probes that passed on the control version. Retention and
     relearning are unconditioned. A request *passes* iff its retention,
     efficacy, relearning (if any), all five attacks and the residual check
-    pass, and every preservation probe of its dialogue passes on the forget
-    version.
+    pass, and every preservation probe of its dialogue that passed on the
+    control version passes on the forget version.
+
+    Because every absent check also queries the forbidden value itself, a
+    target still stored anywhere fails all five attack frames at once; the
+    report therefore also shows, per frame, how often the frame's *own*
+    top-k surfaced the target (``attack_frames_direct``).
 
 Outputs, in ``--out``: ``requests.json`` (one row per system and request:
 every probe's verdict and the strings missing or leaked), ``preservation.json``
@@ -572,7 +577,8 @@ class RequestResult:
 
     @property
     def passed(self) -> bool:
-        """BEMULA's request pass: all probes and the dialogue's preservation."""
+        """BEMULA's request pass: all probes pass and the dialogue lost none of
+        its preservation probes."""
         return (
             self.error is None
             and self.retention.passed
@@ -713,7 +719,10 @@ def score_dialogue(
     forget_errors = replay(system, dialogue.turns)
     prober = Prober(system, k)
     forget_pres = [present_check(prober, p.question, p.expect) for p in dialogue.preservation]
-    preservation_ok = all(c.passed for c in forget_pres)
+    # Only probes the system answered on the control version can be lost.
+    preservation_ok = all(
+        f.passed for c, f in zip(control_pres, forget_pres, strict=True) if c.passed
+    )
     stored = _blob(system.stored_texts())
     results = []
     error = "; ".join(control_errors + forget_errors)[:600] or None
@@ -774,6 +783,9 @@ def tally(
         "request_pass": _rate(sum(r.passed for r in requests), len(requests)),
         "attack_frames": {
             a: _rate(sum(r.attacks[a].passed for r in stored), len(stored)) for a in ATTACKS
+        },
+        "attack_frames_direct": {
+            a: _rate(sum(not r.attacks[a].leaked for r in stored), len(stored)) for a in ATTACKS
         },
     }
     out["request_pass"]["wilson"] = wilson(out["request_pass"]["pass"], len(requests))
@@ -972,8 +984,9 @@ def render_markdown(report: Report, chart: str | None = "unlearning.png") -> str
         "of the value itself), plus a residual check over everything the store still holds. "
         "Efficacy, attack robustness and residual-clean count only requests whose control "
         "retention probe passed; preservation only probes that passed on the control "
-        "version. A request passes only if all its probes pass and its dialogue's "
-        f"preservation probes pass. Suite `{s['suite']}` (digest `{s['suite_digest']}`); "
+        "version. A request passes only if all its probes pass and none of its dialogue's "
+        "preservation probes (answered on the control version) is lost. "
+        f"Suite `{s['suite']}` (digest `{s['suite_digest']}`); "
         f"{os.cpu_count()} CPU cores, Python {platform.python_version()}; network attempts "
         f"during the run: {s['network_attempts']}.",
         "",
@@ -1030,17 +1043,20 @@ def render_markdown(report: Report, chart: str | None = "unlearning.png") -> str
                 )
         lines += [
             "",
-            "Attack robustness per frame and preservation per kind (conditioned as above):",
+            "Attack robustness per frame (in brackets: the share where the frame's own "
+            "top-k did not surface the target, without the self-query) and preservation "
+            "per kind, conditioned as above:",
             "",
             "| Probe | " + " | ".join(r.name for r in ran) + " |",
             "| --- |" + " --- |" * len(ran),
         ]
         for a in ATTACKS:
-            lines.append(
-                f"| attack: {a} | "
-                + " | ".join(_cell(s["systems"][r.name]["total"]["attack_frames"][a]) for r in ran)
-                + " |"
-            )
+            cells = []
+            for r in ran:
+                tot = s["systems"][r.name]["total"]
+                direct = tot["attack_frames_direct"][a]
+                cells.append(f"{_cell(tot['attack_frames'][a])} [{_pct(direct)}%]")
+            lines.append(f"| attack: {a} | " + " | ".join(cells) + " |")
         for kind in ("sibling", "unrelated"):
             lines.append(
                 f"| preservation: {kind} | "
