@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -49,6 +50,12 @@ ROLES = ("user", "assistant")
 DEFAULT_MAX_CHARS = 32_000
 # What is kept of an assistant turn that only repeated a forgotten value.
 ECHO_REDACTED = "[repeated a forgotten value]"
+
+
+def _only_questions(text: str) -> bool:
+    """True when every sentence of a chat message is a question."""
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+", text.strip()) if x]
+    return bool(sentences) and all(x.endswith("?") for x in sentences)
 
 
 def default_path() -> Path:
@@ -216,6 +223,8 @@ class Memory:
                 kept = self.requests.echo_filter(tenant, session, turn.text)
                 if turn.role == "assistant" and kept != turn.text:
                     turn = NewTurn("assistant", kept or ECHO_REDACTED, remember=kept is not None)
+                elif _only_questions(turn.text):  # asks, states nothing to remember
+                    turn = NewTurn(turn.role, turn.text, remember=False)
                 run.append(turn)
                 continue
             flush()
@@ -268,7 +277,8 @@ class Memory:
         """Recall the ``k`` best active, unexpired memories of the tenant.
 
         ``mode`` is ``"hybrid"`` (BM25 + vectors, RRF) or ``"lexical"``;
-        ``filters`` keep hits whose metadata equals every given value.
+        ``filters`` keep hits whose metadata equals every given value. A text
+        stored several times is returned once, at its best rank.
         """
         check_text(query, "query", self.max_text_chars)
         check_k(k)
@@ -288,7 +298,16 @@ class Memory:
                 and all(row.metadata.get(f) == v for f, v in wanted.items())
             )
 
-        hits = self.recall.search(tenant.id, query, k, accept, lexical_only=mode == "lexical")
+        # Said twice is remembered once: identical texts take one slot, so
+        # ask for spares and keep the best-ranked copy of each text.
+        pool = self.recall.search(tenant.id, query, 2 * k, accept, lexical_only=mode == "lexical")
+        seen: set[str] = set()
+        hits = []
+        for c in pool:
+            key = " ".join(c.row.text.casefold().split())
+            if key not in seen and len(hits) < k:
+                seen.add(key)
+                hits.append(c)
         return [
             SearchHit(
                 c.row.uid,

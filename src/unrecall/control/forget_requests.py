@@ -51,8 +51,6 @@ from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.identifiers import query_keys
 from unrecall.recall.lexical import (
     STOPWORDS,
-    compound_tokens,
-    contains_phrase,
     content_overlap,
     content_words,
     stem,
@@ -98,8 +96,8 @@ class RequestExecutor:
         self.control = control
         self.storage = control.storage
         self.recall = control.recall
-        # (tenant key, session) -> digest sequences of forgotten values
-        self._echoes: dict[tuple[str, str | None], list[tuple[str, ...]]] = {}
+        # (tenant key, session) -> keyed digests of each forgotten value's stems
+        self._echoes: dict[tuple[str, str | None], list[frozenset[str]]] = {}
 
     # -- the echo guard ---------------------------------------------------
     def _guard(self, tenant: Tenant, session: str | None, values: Sequence[str]) -> None:
@@ -107,24 +105,28 @@ class RequestExecutor:
         # One session's guard at a time per tenant: a new session starts clean.
         for other in [k for k in self._echoes if k[0] == tenant.key and k != key]:
             del self._echoes[other]
-        seqs = self._echoes.setdefault(key, [])
+        guard = self._echoes.setdefault(key, [])
         for value in values:
-            tokens = compound_tokens(value)
-            if tokens and not all(t in STOPWORDS for t in tokens):
-                seqs.append(tuple(self.recall.hasher.term(t) for t in tokens))
+            stems = self._stem_digests(" ".join(_core_words(value)))
+            if stems:
+                guard.append(stems)
+
+    def _stem_digests(self, text: str) -> frozenset[str]:
+        return frozenset(self.recall.hasher.term(s) for s in content_words(text))
 
     def echo_filter(self, tenant: Tenant, session: str | None, text: str) -> str | None:
         """An assistant turn without the clauses that repeat a value forgotten
-        earlier in this session; None when nothing of it is left."""
-        seqs = self._echoes.get((tenant.key, session))
-        if not seqs:
+        earlier in this session (every content word of it, in any inflection);
+        None when nothing of it is left."""
+        guard = self._echoes.get((tenant.key, session))
+        if not guard:
             return text
-        kept = [c for c in split_clauses(text) if not self._echoes_in(c, seqs)]
+        kept = [c for c in split_clauses(text) if not self._echoes_in(c, guard)]
         return " ".join(kept) if kept else None
 
-    def _echoes_in(self, clause: str, seqs: list[tuple[str, ...]]) -> bool:
-        digests = [self.recall.hasher.term(t) for t in compound_tokens(clause)]
-        return any(contains_phrase(digests, list(seq)) for seq in seqs)
+    def _echoes_in(self, clause: str, guard: list[frozenset[str]]) -> bool:
+        digests = self._stem_digests(clause)
+        return any(value <= digests for value in guard)
 
     # -- execution --------------------------------------------------------
     def execute(
@@ -429,11 +431,14 @@ def _name_keys_in(value: str) -> set[str]:
 
 
 def _best_by_stems(pool: list[MemoryRow], value: str) -> list[MemoryRow]:
-    """Memories sharing the most content stems with a value of two or more
-    content words, when they cover at least ``STEM_SHARE`` of them
-    ("finished preparing the lecture materials" ~ "Prepare lecture materials")."""
+    """Memories sharing the most content stems with a value, when they cover
+    at least ``STEM_SHARE`` of them ("finished preparing the lecture
+    materials" ~ "Prepare lecture materials"); for a one-word value, every
+    memory with that word in any inflection ("spirituals" ~ "spiritual")."""
     stems = {stem(w.casefold()) for w in _core_words(value)}
-    if len(stems) < 2:
+    if len(stems) == 1:  # "I used to like opera": what mentions opera
+        return [r for r in pool if stems <= content_words(r.text)]
+    if not stems:
         return []
     scored = [(len(stems & content_words(r.text)), r) for r in pool]
     best = max((n for n, _ in scored), default=0)

@@ -241,8 +241,10 @@ _EN = _Language(
         # assistant holds, whatever list it sits in.
         _Rule(
             _FORGET,
-            _rx(rf"""{_EN_START}{_EN_LEAD}{_EN_FORGET_VERB}\s+(?:the\s+(?:item|task|entry|point|
-                line|event)\s+)?["“‘'](?P<t>[^"”’']{{3,200}})["”’']"""),
+            _rx(rf"""{_EN_START}{_EN_LEAD}(?:i\s*(?:'d|would)\s+(?:like|love)\s+to\s+|
+                i\s+(?:want|need)\s+to\s+|let's\s+|we\s+(?:can|should)\s+)?{_EN_FORGET_VERB}
+                \s+(?:the\s+(?:item|task|entry|point|line|event)\s+)?["“‘'](?P<t>[^"”’']{{3,200}})
+                ["”’']"""),
         ),
         # "I no longer need to track X", "you don't need to keep track of X"
         _Rule(
