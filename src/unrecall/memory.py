@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -50,12 +49,6 @@ ROLES = ("user", "assistant")
 DEFAULT_MAX_CHARS = 32_000
 # What is kept of an assistant turn that only repeated a forgotten value.
 ECHO_REDACTED = "[repeated a forgotten value]"
-
-
-def _only_questions(text: str) -> bool:
-    """True when every sentence of a chat message is a question."""
-    sentences = [x for x in re.split(r"(?<=[.!?])\s+", text.strip()) if x]
-    return bool(sentences) and all(x.endswith("?") for x in sentences)
 
 
 def default_path() -> Path:
@@ -223,8 +216,6 @@ class Memory:
                 kept = self.requests.echo_filter(tenant, session, turn.text)
                 if turn.role == "assistant" and kept != turn.text:
                     turn = NewTurn("assistant", kept or ECHO_REDACTED, remember=kept is not None)
-                elif _only_questions(turn.text):  # asks, states nothing to remember
-                    turn = NewTurn(turn.role, turn.text, remember=False)
                 run.append(turn)
                 continue
             flush()

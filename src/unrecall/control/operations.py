@@ -88,8 +88,9 @@ class ControlPlane:
                 turn_ids.append(turn.uid)
                 if nt.remember:
                     # One memory per clause, so one fact can be superseded or
-                    # purged while its neighbour in the sentence stays.
-                    clauses = split_clauses(nt.text)
+                    # purged while its neighbour in the sentence stays; a
+                    # question asserts nothing and derives no memory.
+                    clauses = [c for c in split_clauses(nt.text) if not c.endswith("?")]
                     created += [
                         self._derive(
                             tenant,
