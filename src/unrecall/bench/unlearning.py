@@ -80,6 +80,7 @@ import hashlib
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 import zlib
@@ -847,6 +848,7 @@ class Report:
     k: int
     network_attempts: list[str]
     dialogues: int
+    revision: str | None = None
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready aggregates."""
@@ -855,6 +857,7 @@ class Report:
             "suite": self.suite.source,
             "suite_digest": self.suite.digest,
             "k": self.k,
+            "revision": self.revision,
             "dialogues": len(ds),
             "requests": sum(len(d.requests) for d in ds),
             "turns": sum(len(d.turns) for d in ds),
@@ -865,6 +868,32 @@ class Report:
 
 
 # -- running -------------------------------------------------------------------
+def revision() -> str | None:
+    """Short git revision of the working tree (``+dirty`` when it has local
+    changes), or None outside a git checkout."""
+    here = Path(__file__).parent
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "src"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev + ("+dirty" if dirty.strip() else "")
+
+
 NOTES = {
     "unrecall": (
         "every turn goes through `Memory.add` (both roles, with session id and timestamp), "
@@ -951,7 +980,7 @@ def run_benchmark(
         if progress:
             progress(f"{name}: {runs[-1].status} ({runs[-1].seconds} s)")
     n = len(suite.dialogues) if dialogues is None else min(dialogues, len(suite.dialogues))
-    return Report(suite, runs, k, attempts, n)
+    return Report(suite, runs, k, attempts, n, revision())
 
 
 # -- rendering -----------------------------------------------------------------
@@ -986,7 +1015,8 @@ def render_markdown(report: Report, chart: str | None = "unlearning.png") -> str
         "retention probe passed; preservation only probes that passed on the control "
         "version. A request passes only if all its probes pass and none of its dialogue's "
         "preservation probes (answered on the control version) is lost. "
-        f"Suite `{s['suite']}` (digest `{s['suite_digest']}`); "
+        f"Revision `{s['revision'] or 'unknown'}`, suite `{s['suite']}` "
+        f"(digest `{s['suite_digest']}`); "
         f"{os.cpu_count()} CPU cores, Python {platform.python_version()}; network attempts "
         f"during the run: {s['network_attempts']}.",
         "",
@@ -1129,7 +1159,7 @@ def render_chart(report: Report, path: Path) -> bool:
             ],
         ),
     ]
-    fig, axes = plt.subplots(2, 1, figsize=(10, 1.6 + 1.1 * len(ran) * 2), squeeze=False)
+    fig, axes = plt.subplots(2, 1, figsize=(10, 2.4 + 1.0 * len(ran)), squeeze=False)
     cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#d9d9d9")
     for ax, (title, cols, grid) in zip(axes[:, 0], panels, strict=True):
         data = np.ma.masked_invalid(np.array(grid, dtype=float))
