@@ -244,3 +244,13 @@ def test_windows() -> None:
     assert window("my favourite colour", T0) is None
     assert names_last_session("what I said in our last session")
     assert not names_last_session("my session musician friend")
+
+
+def test_assistant_repetition_is_a_source_of_the_users_fact(mem: Memory) -> None:
+    fact = say(mem, "user", "My locker code is 4419.")
+    ack = say(mem, "assistant", "Got it, locker code 4419 saved.")
+    (turn_id,) = ack.detail["turns"]
+    assert ack.created == []  # the assistant's words are no memory of the user
+    assert turn_id in mem.get(fact.created[0], user_id=U).sources
+    mem.delete(fact.created[0], user_id=U)  # closure: the repetition goes too
+    assert "4419" not in held(mem)

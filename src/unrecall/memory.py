@@ -188,8 +188,9 @@ class Memory:
         meta: dict[str, Any],
         expiry: float | None,
     ) -> OpReport:
-        """Chat turns in order: stored ones in runs, forget requests executed
-        where they were said, assistant echoes of forgotten values dropped."""
+        """Chat turns in order: user statements stored in runs, forget
+        requests executed where they were said, assistant turns kept as
+        sources (see the loop)."""
         created: list[str] = []
         turn_ids: list[str] = []
         done: list[ForgetReport] = []
@@ -208,14 +209,25 @@ class Memory:
                 )
                 created.extend(r.created)
                 turn_ids.extend(r.detail["turns"])
+                if run[0].role == "user":
+                    self.requests.remember_said(tenant, session, r.created)
                 run.clear()
 
         for turn in turns:
-            request = detect(turn.text) if turn.role == "user" else None
-            if request is None:
+            if turn.role == "assistant":
+                # The assistant's words are kept as a source turn, not as
+                # memories of the user; one that repeats a user fact becomes
+                # a source of that fact, and an echo of a value forgotten in
+                # this session is dropped.
+                flush()
                 kept = self.requests.echo_filter(tenant, session, turn.text)
-                if turn.role == "assistant" and kept != turn.text:
-                    turn = NewTurn("assistant", kept or ECHO_REDACTED, remember=kept is not None)
+                run.append(NewTurn("assistant", kept or ECHO_REDACTED, remember=False))
+                flush()
+                if kept:
+                    self.requests.link_repeats(tenant, session, turn_ids[-1], kept)
+                continue
+            request = detect(turn.text)
+            if request is None:
                 run.append(turn)
                 continue
             flush()

@@ -76,6 +76,8 @@ _REQUEST_WORDS = frozenset(
 )
 # A memory whose words are mostly the value is the value: delete it whole.
 _REST_MIN_WORDS = 4
+# How many of a session's latest user memories an assistant turn may repeat.
+_RECENT = 50
 # Share of a value's content stems a memory must hold to match by stems.
 STEM_SHARE = 0.6
 # An assistant clause repeating this share of a removed memory is a copy.
@@ -98,6 +100,8 @@ class RequestExecutor:
         self.recall = control.recall
         # (tenant key, session) -> keyed digests of each forgotten value's stems
         self._echoes: dict[tuple[str, str | None], list[frozenset[str]]] = {}
+        # (tenant key, session) -> internal ids of the session's latest user memories
+        self._said: dict[tuple[str, str | None], list[int]] = {}
 
     # -- the echo guard ---------------------------------------------------
     def _guard(self, tenant: Tenant, session: str | None, values: Sequence[str]) -> None:
@@ -105,6 +109,7 @@ class RequestExecutor:
         # One session's guard at a time per tenant: a new session starts clean.
         for other in [k for k in self._echoes if k[0] == tenant.key and k != key]:
             del self._echoes[other]
+            self._said.pop(other, None)
         guard = self._echoes.setdefault(key, [])
         for value in values:
             stems = self._stem_digests(" ".join(_core_words(value)))
@@ -127,6 +132,34 @@ class RequestExecutor:
     def _echoes_in(self, clause: str, guard: list[frozenset[str]]) -> bool:
         digests = self._stem_digests(clause)
         return any(value <= digests for value in guard)
+
+    # -- repetitions ------------------------------------------------------
+    def remember_said(self, tenant: Tenant, session: str | None, uids: Sequence[str]) -> None:
+        """Note the user memories of this session an assistant may repeat."""
+        recent = self._said.setdefault((tenant.key, session), [])
+        rows = [self.storage.memory(tenant.id, uid) for uid in uids]
+        recent += [r.id for r in rows if r is not None]
+        del recent[:-_RECENT]
+
+    def link_repeats(
+        self, tenant: Tenant, session: str | None, turn_uid: str, text: str
+    ) -> int:
+        """Tie an assistant turn that repeats user facts of the session to
+        those facts' memories, so forgetting a fact scrubs the repetition by
+        closure; returns how many memories it repeats."""
+        recent = self._said.get((tenant.key, session))
+        turn = self.storage.turn(tenant.id, turn_uid)
+        if not recent or turn is None:
+            return 0
+        keys = text_keys_of(text)
+        repeated = [
+            r.id
+            for r in self.storage.memories_by_id(recent)
+            if r.state == ACTIVE
+            and ((keys & text_keys_of(r.text)) or content_overlap(text, r.text) >= _COPY_OVERLAP)
+        ]
+        self.storage.link(repeated, turn.id)
+        return len(repeated)
 
     # -- execution --------------------------------------------------------
     def execute(

@@ -271,11 +271,12 @@ _EN = _Language(
             _LAPSE,
             _rx(r"""\bi\s+(?:actually\s+|really\s+|always\s+|honestly\s+)?used\s+to\s+(?:really\s+|actually\s+|absolutely\s+|quite\s+)?
                 (?:like|love|enjoy|prefer|adore|dislike|hate|be\s+(?:really\s+|very\s+)?into|
+                be\s+all\s+about|love\s+the\s+idea\s+of|
                 be\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|think\s+i\s+(?:loved|liked))\s+
                 (?P<t>[^,.;!?]+?)(?=\s*(?:[,.;!?]|\s+but\b|\s+and\b|$))
                 (?=.*\b(?:but|any\s*more|no\s+longer|now|lately|these\s+days|nowadays)\b)
-                # a like turned into a dislike keeps the item, as a dislike
-                (?!.*\b(?:dislike|hate|can't\s+stand|gone\s+off|avoid)\b)"""),
+                # a like turned into a stated dislike keeps the item, as a dislike
+                (?!.*\b(?:dislike|hate|can't\s+stand|avoid)\b)"""),
         ),
         # "forget my PIN", "please delete everything about my health", "never mind ..."
         _Rule(

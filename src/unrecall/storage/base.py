@@ -160,6 +160,10 @@ class Storage(Protocol):
         """Store one active memory with provenance edges to its turns."""
         ...
 
+    def link(self, memory_ids: Sequence[int], turn_id: int) -> None:
+        """Add ``turn_id`` as one more source of each memory (a repetition)."""
+        ...
+
     def memory(self, tenant_id: int, uid: str) -> MemoryRow | None:
         """One memory of a tenant by public id."""
         ...

@@ -314,6 +314,13 @@ class SQLiteStorage:
             None,
         )
 
+    def link(self, memory_ids: Sequence[int], turn_id: int) -> None:
+        """Add ``turn_id`` as one more source of each memory (a repetition)."""
+        self._db.executemany(
+            "INSERT OR IGNORE INTO provenance(memory_id, turn_id) VALUES (?, ?)",
+            [(m, turn_id) for m in memory_ids],
+        )
+
     def memory(self, tenant_id: int, uid: str) -> MemoryRow | None:
         """A memory by public id within a tenant."""
         row = self._db.execute(
