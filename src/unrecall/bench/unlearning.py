@@ -882,7 +882,7 @@ def revision() -> str | None:
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "src"],
+            ["git", "status", "--porcelain", "--", ":/src"],
             cwd=here,
             capture_output=True,
             text=True,
