@@ -66,7 +66,13 @@ from typing import Any
 
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
 from unrecall.bench.forgeteval_harness import network_guard
-from unrecall.bench.peers import DEFAULT_SYSTEMS, SYSTEMS, PeerUnavailable, system_version
+from unrecall.bench.peers import (
+    DEFAULT_SYSTEMS,
+    SYSTEMS,
+    PeerUnavailable,
+    offline_env,
+    system_version,
+)
 
 DEFAULT_K = 10
 DEFAULT_OUT = Path("bench/results/memora")
@@ -1077,6 +1083,7 @@ def run_cli(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(msg, file=sys.stderr, flush=True)
 
+    offline_env()  # before any system (unrecall included) loads a model
     report = run_benchmark(
         loaded, systems, k=args.k, data=str(data), limit_sessions=args.limit_sessions,
         progress=progress, factory=lambda name: make_dialogue_system(name),
