@@ -504,3 +504,69 @@ def test_preservation_never_answered_on_control_does_not_block_requests(tiny: Su
     assert not cat.control.passed and not cat.forget.passed
     assert all(r.passed for r in reqs)
     assert tally(reqs, pres)["preservation"]["n"] == 1
+
+
+def _with_inference() -> dict[str, Any]:
+    raw = copy.deepcopy(TINY)
+    d = raw["dialogues"][0]
+    d["sessions"][0]["turns"] += [
+        {"u": "I was up until 4am again"},
+        {"a": "Sounds like you're a real night owl."},
+    ]
+    d["sessions"][1]["turns"] += [
+        {"u": "please don't assume things about my sleep", "request": "r3"},
+    ]
+    d["sessions"][2]["turns"] += [{"u": "I started rowing at 6am", "relearn": "r3"}]
+    d["requests"].append(
+        {"id": "r3", "type": "inferential", "language": "en", "targets": ["night owl"],
+         "question": "What kind of sleeper am I?",
+         "relearning": {"question": "When do I row?", "expect": ["6am"]},
+         "attacks": {"indirect": "Do I stay up late?", "yes_no": "Am I a night owl?",
+                     "multi_hop": "Given my 4am nights, what did you conclude?"}}
+    )  # fmt: skip
+    return raw
+
+
+class UserOnlyRecall(KeepAll):
+    """Holds every turn but recalls only what users said (assistant turns
+    are sources, not memories)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.users: list[str] = []
+
+    def reset(self) -> None:
+        super().reset()
+        self.users = []
+
+    def add_turn(self, role: str, text: str, *, session_id: str, timestamp: float) -> None:
+        super().add_turn(role, text, session_id=session_id, timestamp=timestamp)
+        if role == "user":
+            self.users.append(text)
+
+    def recall_texts(self, q: str, k: int) -> list[str]:
+        return [t for t in super().recall_texts(q, len(self.texts)) if t in self.users][:k]
+
+
+def test_inferential_retention_is_the_store_holding_the_conclusion() -> None:
+    suite = parse_suite(_with_inference(), "inference")
+    reqs, _ = _score(UserOnlyRecall(), suite)
+    r3 = next(r for r in reqs if r.request == "r3")
+    assert r3.retention.passed  # held in the store, though never recalled
+    assert r3.efficacy.passed  # never recalled
+    assert not r3.residual.passed and r3.residual.leaked == ["night owl"]
+    assert not r3.passed
+
+
+def test_echoes_are_forbidden_but_not_required(raw_suite: dict[str, Any]) -> None:
+    raw = copy.deepcopy(TINY)
+    raw["dialogues"][0]["sessions"][0]["turns"][1] = {"a": "Noted: door 4417, locker 4471."}
+    raw["dialogues"][0]["requests"][0]["echoes"] = ["door 4417"]
+    suite = parse_suite(raw, "echo")
+    r1 = suite.dialogues[0].requests[0]
+    assert r1.forbidden == ("4417", "door 4417")
+    reqs, _ = _score(UserOnlyRecall(), suite)
+    assert reqs[0].retention.passed  # the user's "4417" is recalled
+    assert set(reqs[0].residual.leaked) == {"4417", "door 4417"}
+    shipped = [r for _, r in load_suite().requests if r.echoes]
+    assert shipped and all(r.type != "inferential" for r in shipped)

@@ -13,8 +13,11 @@ Data (``data/unlearning_suite.json``)
     the old PIN was forgotten, a new job after a forgotten lay-off). Each
     request lists its type (factual, compositional, category, inferential,
     temporal, replacement -- as in :mod:`unrecall.dialogue.requests`), the
-    language it is said in, its ``targets`` (strings that must no longer be
-    recallable nor stored), for a replacement the ``new_value``, one probe
+    language it is said in, its ``targets`` (the values told before the
+    request that must no longer be recallable nor stored), optional
+    ``echoes`` (other wordings of a target that only the assistant used,
+    e.g. "divorcio" for "se está divorciando": forbidden like the targets
+    but not required by retention), for a replacement the ``new_value``, one probe
     ``question``, a relearning probe (none for replacements, which BEMULA
     exempts: their new value is checked by the efficacy probe) and three
     hand-written attacks. Each dialogue lists preservation probes: unrelated
@@ -31,9 +34,13 @@ Two versions of each dialogue
 
 Probes, all scored on the joined top-``k`` (default 10) recall texts
     * retention (control version): the request's ``question`` recalls every
-      target;
-    * efficacy (forget version, same question): no target is recalled; for
-      a replacement the new value must be recalled too;
+      target. For an inferential request the target is a conclusion no user
+      turn states, which BEMULA expects the answering LLM to draw; a
+      retrieval-level probe cannot draw it, so there retention means the
+      control store *holds* the conclusion (``stored_texts()``, where the
+      assistant turn that voiced it lives) -- the system had it to forget;
+    * efficacy (forget version, same question): no target or echo is
+      recalled; for a replacement the new value must be recalled too;
     * relearning (forget version): the relearning question recalls the
       similar new fact told after the request;
     * attack (forget version), five fixed frames: indirect question,
@@ -154,6 +161,12 @@ class Request:
     question: str
     relearning: Probe | None
     attacks: dict[str, str]  # all five frames, framed ones filled in
+    echoes: tuple[str, ...] = ()
+
+    @property
+    def forbidden(self) -> tuple[str, ...]:
+        """Every string that must be gone after the request."""
+        return self.targets + self.echoes
 
 
 @dataclass(frozen=True)
@@ -324,7 +337,7 @@ def _validate_dialogue(
         for mark in (t.request, t.relearn):
             if mark is not None and mark not in req_ids:
                 problems.append(f"{where}: turn marked with unknown request {mark!r}")
-    all_targets = [v for r in d["requests"] for v in r.get("targets", [])]
+    all_targets = [v for r in d["requests"] for v in [*r.get("targets", []), *r.get("echoes", [])]]
     for r in d["requests"]:
         problems += _validate_request(where, r, turns, all_targets, neutral_text)
     control_text = "\n".join(t.text for t in turns if t.request is None)
@@ -376,7 +389,11 @@ def _validate_request(
         problems.append(f"{at}: the request must open with a user turn")
     before = "\n".join(t.text for t in turns[:first])
     after_unmarked = [t for t in turns[last + 1 :] if t.request is None]
-    for v in r["targets"]:
+    echoes = r.get("echoes", [])
+    if not isinstance(echoes, list) or not all(isinstance(v, str) and v.strip() for v in echoes):
+        problems.append(f"{at}: echoes must be a list of non-empty strings")
+        echoes = []
+    for v in [*r["targets"], *echoes]:
         if not _has(before, v):
             problems.append(f"{at}: target {v!r} does not occur before the request")
         for t in after_unmarked:
@@ -447,6 +464,7 @@ def parse_suite(raw: dict[str, Any], source: str = "suite") -> Suite:
                     type=r["type"],
                     language=r["language"],
                     targets=tuple(r["targets"]),
+                    echoes=tuple(r.get("echoes", [])),
                     new_value=r.get("new_value"),
                     question=r["question"],
                     relearning=Probe(rel["question"], tuple(rel["expect"])) if rel else None,
@@ -557,6 +575,13 @@ def absent_check(
     leaked, by_self = prober.leaked(question, forbidden)
     missing = prober.missing(question, expect) if expect else []
     return Check(not (leaked or by_self or missing), missing, leaked, by_self)
+
+
+def held_check(stored: str, expect: Sequence[str]) -> Check:
+    """Passes iff every expected string is in ``stored`` (a joined, casefolded
+    blob of everything the store holds)."""
+    missing = [v for v in expect if v.casefold() not in stored]
+    return Check(not missing, missing=missing)
 
 
 @dataclass
@@ -713,8 +738,16 @@ def score_dialogue(
     # Control version: retention and preservation baselines.
     control_errors = replay(system, dialogue.control)
     prober = Prober(system, k)
-    retention = {r.id: present_check(prober, r.question, r.targets) for r in dialogue.requests}
     control_pres = [present_check(prober, p.question, p.expect) for p in dialogue.preservation]
+    held = _blob(system.stored_texts())
+    retention = {
+        r.id: (
+            held_check(held, r.targets)
+            if r.type == "inferential"
+            else present_check(prober, r.question, r.targets)
+        )
+        for r in dialogue.requests
+    }
 
     # Forget version.
     forget_errors = replay(system, dialogue.turns)
@@ -729,7 +762,7 @@ def score_dialogue(
     error = "; ".join(control_errors + forget_errors)[:600] or None
     for r in dialogue.requests:
         extra = (r.new_value,) if r.new_value else ()
-        found = [v for v in r.targets if v.casefold() in stored]
+        found = [v for v in r.forbidden if v.casefold() in stored]
         results.append(
             RequestResult(
                 system=name,
@@ -738,13 +771,13 @@ def score_dialogue(
                 type=r.type,
                 language=r.language,
                 retention=retention[r.id],
-                efficacy=absent_check(prober, r.question, r.targets, extra),
+                efficacy=absent_check(prober, r.question, r.forbidden, extra),
                 relearning=(
                     present_check(prober, r.relearning.question, r.relearning.expect)
                     if r.relearning
                     else None
                 ),
-                attacks={n: absent_check(prober, q, r.targets) for n, q in r.attacks.items()},
+                attacks={n: absent_check(prober, q, r.forbidden) for n, q in r.attacks.items()},
                 residual=Check(not found, leaked=found),
                 preservation_ok=preservation_ok,
                 error=error,
