@@ -668,9 +668,12 @@ class MemoraRun:
     residual: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     error: str | None = None
+    stored_timing: dict[str, Any] | None = None  # from an earlier run (--merge)
 
     def timing(self) -> dict[str, Any]:
         """Median (and p95) ms per ingested turn and per query."""
+        if self.stored_timing is not None and not (self.ingest_ms or self.query_ms):
+            return self.stored_timing
 
         def stats(xs: Sequence[float]) -> dict[str, Any]:
             if not xs:
@@ -971,11 +974,6 @@ def write_outputs(report: MemoraReport, out: Path) -> dict[str, Path]:
     body = ",\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in rows)
     paths["questions"].write_text("[\n" + body + "\n]\n", encoding="utf-8")
     summary = report.summary()
-    summary["timing_raw"] = {  # kept so a --merge run can recompute medians
-        r.name: {"ingest": [round(x, 2) for x in r.ingest_ms],
-                 "query": [round(x, 2) for x in r.query_ms]}
-        for r in report.systems
-    }  # fmt: skip
     summary["network_attempt_list"] = report.network_attempts[:50]
     paths["summary_json"].write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     charted = render_chart(report, paths["chart"])
@@ -1007,15 +1005,15 @@ def load_previous(out: Path, report: MemoraReport) -> list[MemoraRun]:
     for row in rows:
         by_system.setdefault(row["system"], []).append(QuestionResult(**row))
     runs = []
-    raw = summary.get("timing_raw", {})
     for name, b in summary.get("systems", {}).items():
         res = by_system.get(name, [])
         if res and [(r.persona, r.question_id) for r in res] != wanted:
             continue
-        run = MemoraRun(name, b["status"], b.get("version"), res,
-                        raw.get(name, {}).get("ingest", []), raw.get(name, {}).get("query", []),
-                        b.get("residual", {}).get("personas", {}), b.get("seconds", 0.0),
-                        b.get("error"))  # fmt: skip
+        run = MemoraRun(name, b["status"], b.get("version"), res)
+        run.residual = b.get("residual", {}).get("personas", {})
+        run.seconds = b.get("seconds", 0.0)
+        run.error = b.get("error")
+        run.stored_timing = b.get("timing_ms")
         runs.append(run)
     return runs
 
