@@ -393,6 +393,7 @@ def test_run_benchmark_scores_reports_na_and_residuals(dataset: Path) -> None:
     assert forget["overall"]["faa"] > keep["overall"]["faa"]
     assert keep["timing_ms"]["ingest"]["n"] == 15 and keep["timing_ms"]["query"]["n"] == 5
     assert set(keep["tasks"]) == {"remembering", "reasoning", "recommending"}
+    assert "revision" in forget  # which source tree the unrecall numbers come from
     md = render_markdown(report)
     assert "| mem0 | " in md and "not installed" in md and "failed to start" in md
     assert "| unrecall |" in md and "remembering (n=3)" in md

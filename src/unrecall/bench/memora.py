@@ -73,6 +73,7 @@ from unrecall.bench.peers import (
     offline_env,
     system_version,
 )
+from unrecall.bench.unlearning import revision
 
 DEFAULT_K = 10
 DEFAULT_OUT = Path("bench/results/memora")
@@ -669,6 +670,7 @@ class MemoraRun:
     seconds: float = 0.0
     error: str | None = None
     stored_timing: dict[str, Any] | None = None  # from an earlier run (--merge)
+    revision: str | None = None  # git revision of the source tree the run used
 
     def timing(self) -> dict[str, Any]:
         """Median (and p95) ms per ingested turn and per query."""
@@ -740,7 +742,7 @@ def run_system(
         return MemoraRun(name, str(exc), system_version(name))
     except Exception as exc:  # a peer that cannot start is reported, not fatal
         return MemoraRun(name, f"failed to start: {type(exc).__name__}: {exc}"[:300], None)
-    run = MemoraRun(name, "ok", system_version(name))
+    run = MemoraRun(name, "ok", system_version(name), revision=revision())
     try:
         for persona in personas:
             run_persona(system, persona, run, k=k, progress=progress)
@@ -777,7 +779,7 @@ class MemoraReport:
         }
         for run in self.systems:
             block: dict[str, Any] = {"status": run.status, "version": run.version,
-                                     "seconds": run.seconds}  # fmt: skip
+                                     "revision": run.revision, "seconds": run.seconds}  # fmt: skip
             if run.error:
                 block["error"] = run.error
             if run.results:
@@ -864,6 +866,8 @@ def render_markdown(report: MemoraReport, chart: str | None = "memora.png") -> s
     ran = []
     for name, b in s["systems"].items():
         ver = b.get("version") or "–"
+        if name == "unrecall" and b.get("revision"):
+            ver += f" ({b['revision']})"  # unrecall changes between runs; say which code ran
         if "overall" not in b:
             lines.append(f"| {name} | {ver} | {b['status']} | | | | | | | |")
             continue
@@ -1014,6 +1018,7 @@ def load_previous(out: Path, report: MemoraReport) -> list[MemoraRun]:
         run.seconds = b.get("seconds", 0.0)
         run.error = b.get("error")
         run.stored_timing = b.get("timing_ms")
+        run.revision = b.get("revision")
         runs.append(run)
     return runs
 
