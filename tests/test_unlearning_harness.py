@@ -374,6 +374,7 @@ def test_keep_everything_retains_but_never_forgets(tiny: Suite) -> None:
     r1 = reqs[0]
     assert r1.efficacy.leaked == ["4417"] and r1.residual.leaked == ["4417"]
     assert r1.failures()[:2] == ["efficacy", "attack:indirect"]
+    assert r1.explain() == ("efficacy (recalled 4417); attacks 5/5; residual (still stored: 4417)")
 
 
 def test_over_deletion_fails_preservation_and_every_request(tiny: Suite) -> None:

@@ -633,6 +633,37 @@ class RequestResult:
             out.append("preservation")
         return out
 
+    def explain(self) -> str:
+        """The failed checks with the strings involved, for the report:
+        "efficacy (recalled 4417), attacks 5/5, residual (4417)"."""
+
+        def strings(values: Sequence[str]) -> str:
+            return ", ".join(values)
+
+        parts = []
+        if self.error:
+            parts.append("error")
+        if not self.retention.passed:
+            parts.append(f"retention (not recalled on control: {strings(self.retention.missing)})")
+        e = self.efficacy
+        if not e.passed:
+            why = []
+            if e.leaked or e.probe_leaked:
+                why.append("recalled " + strings(dict.fromkeys(e.leaked + e.probe_leaked)))
+            if e.missing:
+                why.append("new value missing: " + strings(e.missing))
+            parts.append(f"efficacy ({'; '.join(why)})")
+        if self.relearning is not None and not self.relearning.passed:
+            parts.append(f"relearning (missing {strings(self.relearning.missing)})")
+        lost = [n for n, c in self.attacks.items() if not c.passed]
+        if lost:
+            parts.append(f"attacks {len(lost)}/{len(self.attacks)}")
+        if not self.residual.passed:
+            parts.append(f"residual (still stored: {strings(self.residual.leaked)})")
+        if not self.preservation_ok:
+            parts.append("a preservation probe of the dialogue lost")
+        return "; ".join(parts)
+
     def to_row(self) -> dict[str, Any]:
         """One JSON row."""
         row: dict[str, Any] = {
@@ -1146,9 +1177,20 @@ def render_markdown(report: Report, chart: str | None = "unlearning.png") -> str
             ]
             for r in failed:
                 lines.append(
-                    f"- `{r.dialogue}/{r.request}` ({r.type}, {r.language}): "
-                    + ", ".join(r.failures())
+                    f"- `{r.dialogue}/{r.request}` ({r.type}, {r.language}): " + r.explain()
                 )
+            lines.append("")
+        lost = [p for p in run.preservation if p.control.passed and not p.forget.passed]
+        if lost:
+            lines += [
+                f"Preservation probes {run.name} loses (recalled on control, not after "
+                "the requests):",
+                "",
+            ]
+            lines += [
+                f"- `{p.dialogue}` ({p.kind}): {p.question} (missing {', '.join(p.forget.missing)})"
+                for p in lost
+            ]
             lines.append("")
     lines += ["How each system runs:", ""]
     lines += [f"- **{r.name}**: {NOTES.get(r.name, 'custom system.')}" for r in report.systems]
