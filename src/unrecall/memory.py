@@ -22,8 +22,9 @@ from unrecall.control.forget_requests import RequestExecutor
 from unrecall.control.operations import ControlPlane, NewTurn, Tenant
 from unrecall.dialogue.requests import detect
 from unrecall.errors import InvalidInput, NotFound
+from unrecall.recall.clauses import split_clauses
 from unrecall.recall.embedder import Embedder, make_embedder
-from unrecall.recall.lexical import TermHasher
+from unrecall.recall.lexical import TermHasher, content_words
 from unrecall.recall.search import Recall
 from unrecall.records import (
     ACTIVE,
@@ -49,6 +50,14 @@ ROLES = ("user", "assistant")
 DEFAULT_MAX_CHARS = 32_000
 # What is kept of an assistant turn that only repeated a forgotten value.
 ECHO_REDACTED = "[repeated a forgotten value]"
+
+
+def _informs(text: str | None) -> bool:
+    """True when an assistant message says something of substance (a clause
+    of five content words or more, not a question), not only pleasantries."""
+    return text is not None and any(
+        len(content_words(c)) >= 5 for c in split_clauses(text) if not c.endswith("?")
+    )
 
 
 def default_path() -> Path:
@@ -215,13 +224,14 @@ class Memory:
 
         for turn in turns:
             if turn.role == "assistant":
-                # The assistant's words are kept as a source turn, not as
-                # memories of the user; one that repeats a user fact becomes
-                # a source of that fact, and an echo of a value forgotten in
-                # this session is dropped.
+                # The assistant's words are a source turn, and memories only
+                # when they say something of substance (not pleasantries);
+                # one that repeats a user fact becomes a source of that
+                # fact too, and an echo of a value forgotten in this session
+                # is dropped.
                 flush()
                 kept = self.requests.echo_filter(tenant, session, turn.text)
-                run.append(NewTurn("assistant", kept or ECHO_REDACTED, remember=False))
+                run.append(NewTurn("assistant", kept or ECHO_REDACTED, remember=_informs(kept)))
                 flush()
                 if kept:
                     self.requests.link_repeats(tenant, session, turn_ids[-1], kept)

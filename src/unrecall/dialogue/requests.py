@@ -143,6 +143,8 @@ _EN_OBJ = r"""(?=(?:about\s+|all\s+about\s+)?(?:
        assumptions|conclusion|conclusions|idea|impression)|yesterday's|today's|
        last\s+(?:night|week(?:end)?|session|conversation|chat|time))\b
   | about\s+me\b
+  | (?:her|his|their)\s+(?:[\w'-]+\s+){0,2}?(?:number|address|email|phone|mobile|birthday|
+       name|details|info|medicare|ssn|password|pin|code|meds|medication|diagnosis|health)\b
   | (?:that|this)\s+(?:i|i'm|i've|my|we|we've|you|part|bit|info|information|detail|details|
        fact|conversation|chat|message|memory|stuff|thing|entry|note|last|whole|session)\b
   | (?:those|these)\s+\w+
@@ -171,7 +173,9 @@ _EN_FORGET_VERB = r"""(?:forget(?:ting)?|delet(?:e|ing)|eras(?:e|ing)|remov(?:e|
 _EN_KEEP = r"""(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|retain(?:ing)?|
     hold(?:ing)?\s+on(?:\s+to|to)|hang(?:ing)?\s+on(?:\s+to|to)|track(?:ing)?|record(?:ing)?|
     log(?:ging)?|memori[sz](?:e|ing)|bring(?:ing)?\s+up|mention(?:ing)?|us(?:e|ing))"""
-_EN_NOT = r"""(?:don't|do\s+not|didn't|did\s+not|never|not|no\s+longer|stop|quit|cease|
+_EN_NOT = r"""(?:(?:i'd|i\s+would)\s+(?:prefer|rather)\s+(?:that\s+)?you\s+
+    (?:not|didn't|did\s+not)(?:\s+to)?|
+    don't|do\s+not|didn't|did\s+not|never|not|no\s+longer|stop|quit|cease|
     you\s+(?:don't|do\s+not)\s+need\s+to|(?:there's\s+)?no\s+need\s+to)"""
 _EN_INFER = r"""(?:(?:try(?:ing)?\s+to\s+)?(?:infer|assume|guess|deduce|conclude|predict)|
     infer(?:ring)?|assum(?:e|ing)|guess(?:ing)?|speculat(?:e|ing)|deduc(?:e|ing)|
@@ -278,6 +282,30 @@ _EN = _Language(
                 # a like turned into a stated dislike keeps the item, as a dislike
                 (?!.*\b(?:dislike|hate|can't\s+stand|avoid)\b)"""),
         ),
+        # "don't go around thinking I'm leaving", "don't assume I'm broke"
+        _Rule(
+            _INFER,
+            _rx(rf"""{_EN_START}{_EN_LEAD}{_EN_NOT}\s+(?:go\s+around\s+|keep\s+)?(?:thinking|think|
+                assum\w*|guess\w*|conclud\w*|presum\w*|label\w*|believ\w*)\s+(?:that\s+)?
+                (?P<t>(?:i'm|i\s+am|i\s+was|i've|me)\b[^.!?;]*)"""),
+        ),
+        # "drop that conclusion", "don't keep that guess about X",
+        # "forget that you thought that", "delete whatever you concluded about X"
+        _Rule(
+            _INFER,
+            _rx(rf"""{_EN_START}{_EN_LEAD}(?:{_EN_NOT}\s+{_EN_KEEP}|{_EN_FORGET_VERB})\s+
+                (?:that|the|this|your|those|these|any|whatever\s+you\s+\w+)\s+(?:\w+\s+)?
+                (?P<t>(?:conclusion|assumption|guess|impression|idea|theory|label|inference|
+                speculation)s?\b(?:\s+(?:about|that|regarding)\s+[^.!?;]+)?
+                |you\s+(?:thought|assumed|guessed|concluded|figured)\b[^.!?;]*)"""),
+        ),
+        # "I shouldn't have put my PIN in here. please forget it": the object is
+        # a pronoun whose antecedent comes earlier (see ``_antecedent``).
+        _Rule(
+            _FORGET,
+            _rx(rf"""{_EN_START}{_EN_LEAD}{_EN_FORGET_VERB}\s+(?:about\s+)?(?P<p>it|that|them|
+                all\s+(?:of\s+)?(?:that|it|them|this))\b(?!\s*(?:'s|is|was|i\b))"""),
+        ),
         # "forget my PIN", "please delete everything about my health", "never mind ..."
         _Rule(
             _FORGET,
@@ -288,7 +316,8 @@ _EN = _Language(
             _FORGET,
             _rx(
                 rf"""{_EN_START}{_EN_LEAD}never\s*mind\s+(?:about\s+)?(?P<t>(?:the|my|that|
-                what\s+(?:i|we)\s+(?:said|told|mentioned|wrote|shared))\b.+?){_EN_TEND}"""
+                what\s+(?:i|we)\s+(?:said|told|mentioned|wrote|shared))\b[^,]+?)
+                (?:(?=\s*[,.!?;]|$)|{_EN_TEND})"""
             ),
         ),
         # "let's pretend I never told you about my debt"
@@ -351,7 +380,9 @@ to\s+correct\s+myself|scratch\s+that|
         i\s+was\s+wrong|as\s+of\s+(?:now|today)|any\s*more|no\s+longer|not\s+any\s+longer|instead|
         (?:that's|that\s+is|this\s+is|it's)\s+(?:now\s+)?(?:outdated|out\s+of\s+date|old\s+news|
         wrong|not\s+right|incorrect|not\s+true|no\s+longer\s+\w+|changed|stale)|
-        (?:that|it|this|my\s+\w+(?:\s+\w+)?)\s+(?:has\s+|have\s+)?changed|things\s+have\s+changed)\b"""),
+        (?:that|it|this|(?:my|the)\s+\w+(?:\s+\w+)?)\s+(?:has\s+|have\s+)?changed|things\s+have\s+changed|
+        (?!(?:for|right|just|until|by|as\s+of)\s)\w+\s+now(?=\s*(?:[,.!?;]|$))|
+        (?:^|[.!?]\s+)now(?=\s))"""),
     changes=(
         _rx(
             rf"\bi(?:\s+have|'ve)?\s+(?:just\s+|recently\s+|now\s+|since\s+)?(?:moved|relocated)\s+(?:back\s+)?(?:to|into)\s+{_EN_V}"
@@ -381,7 +412,9 @@ to\s+correct\s+myself|scratch\s+that|
     temporal=_rx(r"""\b(?:yesterday|today|tonight|this\s+(?:morning|afternoon|evening|week|month)|
         last\s+(?:night|week(?:end)?|month|year|time|session|conversation|chat|monday|tuesday|
         wednesday|thursday|friday|saturday|sunday)|earlier(?:\s+today)?|ago|
-        (?:on|since|before|after)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|
+        (?:on|since|before|after|from)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|
+        (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:night|morning|
+        afternoon|evening)(?:'s)?|
         (?:previous|first|last)\s+(?:session|conversation|chat)|
         (?:past|last)\s+(?:(?:few|couple(?:\s+of)?|\w+)\s+)?(?:days|weeks|hours|minutes|months)|
         the\s+other\s+day|\w+day's|this\s+week's|just\s+now|
@@ -519,6 +552,8 @@ _ES = _Language(
         ),
     ),
     temporal=_rx(r"""\b(?:ayer|anteayer|hoy|anoche|esta\s+(?:mañana|tarde|noche|semana)|
+        el\s+(?:lunes|martes|miércoles|jueves|viernes|sábado|domingo)(?:\s+(?:a\s+la|por\s+la)
+        \s+(?:noche|mañana|tarde))?|
         (?:la\s+)?semana\s+pasada|d?el\s+(?:mes|año|fin\s+de\s+semana|finde|lunes|martes|miércoles|
         jueves|viernes|sábado|domingo)\s+pasado|el\s+otro\s+día|hace\s+(?:un|una|dos|tres|unos|unas|
         \d+)\s+\w+|(?:nuestra|la)\s+(?:última|anterior|primera)\s+(?:conversación|charla|sesión)|
@@ -701,6 +736,7 @@ _FR = _Language(
         ),
     ),
     temporal=_rx(r"""(?:\bhier|\bavant-hier|\baujourd'hui|\bce\s+(?:matin|soir|week-end|weekend)|
+        \b(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)(?:\s+(?:dernier|soir|matin))?\b|
         \bcet\s+apr[èe]s-midi|\bcette\s+semaine|\bla\s+semaine\s+derni[eè]re|
         \ble\s+(?:mois|week-end|weekend|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)\s+
         dernier|\bl'ann[ée]e\s+derni[eè]re|\btout\s+[àa]\s+l'heure|\bil\s+y\s+a\s+\w+|
@@ -774,7 +810,7 @@ _FR = _Language(
 
 _DE_START = r"(?:^|[.!?;:,—–]\s*|\b(?:und|aber|also|dann|auch)\s+)"
 _DE_LEAD = r"""(?:(?:hey|hallo|ok|okay|also|übrigens|ach|noch\s+etwas|noch\s+was|bitte|
-    sorry|ab\s+jetzt|ehrlich\s+gesagt|am\s+besten)[\s,:]+)*"""
+    sorry|ab\s+jetzt|ehrlich\s+gesagt|am\s+besten|gleich|doch|mal)[\s,:]+)*"""
 # Modal questions put the verb last: "kannst du bitte meine Adresse vergessen?"
 _DE_MODAL = r"""(?:kannst|könntest|konntest|würdest|wuerdest|kann|können|könnten|würden)\s+
     (?:du|sie)\s+(?:bitte\s+|mal\s+|vielleicht\s+)*"""
@@ -785,6 +821,8 @@ _DE_OBJ = r"""(?=(?:
   | (?:das|dies|diese|dieses)\s+(?:mit|über|von|gespräch|chat|detail|thema|info\w*)\b
   | (?:die|den|das|der)\s+(?:[\w-]+\s+){0,3}?(?:die|den|das|von|über)\s+(?:ich|mir|mich|meine\w*)\b
   | (?:die|den|das|der)\s+[\w-]+\s+(?:meine[rsnm]?|unsere[rsnm]?)\b
+  | (?:die|den|das|der)\s+[\w-]+,\s+(?:die|den|das|der)\s+ich\s+dir\b
+  | \w+s\s+(?:nummer|adresse|handynummer|geburtstag|daten|e-mail)\b
 )) """
 _DE_TEND = _target_end(
     closers=r"""bitte|aus\s+deinem\s+(?:gedächtnis|speicher)|für\s+immer|endgültig|komplett|
@@ -836,7 +874,7 @@ _DE = _Language(
             _FORGET,
             _rx(
                 rf"""{_DE_START}{_DE_LEAD}{_DE_FORGET_VERB},?\s+(?:bitte\s+|mal\s+|einfach\s+|
-                endlich\s+)*,?\s*{_DE_OBJ}{_DE_T}"""
+                endlich\s+|gleich\s+|doch\s+|auch\s+)*,?\s*{_DE_OBJ}{_DE_T}"""
             ),
         ),
         # Verb before the object after a modal: "kannst du vergessen, was ich ..."
@@ -929,6 +967,7 @@ _DE = _Language(
         ),
     ),
     temporal=_rx(r"""\b(?:gestern|vorgestern|heute|vorhin|letzte\s+woche|letzter\s+woche|
+        am\s+(?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag)(?:abend|morgen)?|
         letzten\s+(?:monat|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag)|
         letztes\s+(?:wochenende|jahr|mal)|am\s+wochenende|vor\s+(?:einer|einem|zwei|drei|ein\s+paar|
         \d+)\s+\w+|(?:unserem|unserer|dem|der)\s+(?:letzten|vorigen|vorherigen|ersten)\s+
@@ -1096,6 +1135,11 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
         if m is None:
             continue
         groups = m.groupdict()
+        if groups.get("p"):
+            found = _antecedent(lang, turn, m)
+            if found is not None:
+                return found
+            continue
         target = groups.get("t") or groups.get("t2") or groups.get("t3") or ""
         quoted = _QUOTED_SPAN.search(target)
         # A quoted item is the target, whatever list the turn says it is in.
@@ -1155,8 +1199,8 @@ def _replacement(lang: _Language, turn: str) -> ForgetRequest | None:
             continue
 
         new_value = _clean(m.group("new"), lang)
-        if not new_value:
-            continue
+        if not new_value or new_value.casefold() in _NOT_VALUES:
+            continue  # "it's useless now" judges the old value, names no new one
         old = _old_value(lang, turn, m) or _slot_phrase(lang, m)
         return ForgetRequest(
             kind="replacement",
@@ -1220,7 +1264,56 @@ def _rhetorical(turn: str, m: re.Match[str]) -> bool:
     return after.startswith("?") and not _MODAL.search(turn, 0, m.end(name))
 
 
+# What makes "forget it" a request about memory and not "never mind": the
+# turn speaks of keeping or storing, or the antecedent is something said.
+_STORAGE_TALK = re.compile(
+    r"\b(?:stor(?:e|ed|ing)|keep|kept|sav(?:e|ed)|memor\w*|record\w*|written\s+down|"
+    r"on\s+file|anywhere|in\s+here|floating\s+around|sitting\s+there)\b",
+    re.IGNORECASE,
+)
+_POSSESSIVE_NP = re.compile(
+    r"\b(?:my|our)\s+(?:[\w'-]+\s+){0,2}?[\w'-]+"
+    r"(?=\s+(?:in|on|at|to|for|here|there|with|from|is|was)\b|\s*[,.!?;:]|$)",
+    re.IGNORECASE,
+)
+_SAID_NP = re.compile(
+    r"\b(?:the\s+)?(?:things?|stuff|bits?|everything|what)\s+(?:that\s+)?i\s+(?:told|said|"
+    r"mentioned|shared)\b[^.!?;]*",
+    re.IGNORECASE,
+)
+
+
+def _antecedent(lang: _Language, turn: str, m: re.Match[str]) -> ForgetRequest | None:
+    """Resolve "forget it / them / all of that" to what the turn named before
+    it: something said at a time ("the stuff I told you on Saturday"), which
+    makes the request temporal, or a possession ("my PIN")."""
+    if lang.code != "en":
+        return None
+    before = turn[: m.start("p")]
+    said = list(_SAID_NP.finditer(before))
+    if said:
+        phrase = said[-1].group(0).strip(" ,.")
+        if lang.temporal.search(phrase):
+            return ForgetRequest("temporal", lang.code, phrase, categories=frozenset())
+    if not _STORAGE_TALK.search(turn):
+        return None  # "I lost my keys, forget it": never mind, not a request
+    owned = list(_POSSESSIVE_NP.finditer(before))
+    if not owned:
+        return None
+    target = _clean(owned[-1].group(0), lang)
+    return ForgetRequest(
+        kind=classify(target, lang.code),
+        language=lang.code,
+        target=target,
+        categories=topic_categories(target, lang.code),
+    )
+
+
 _QUOTED_SPAN = re.compile(r"[\"“‘«„]([^\"“”‘’«»„]{3,200}?)[\"”’»“]|(?<!\w)'([^']{3,200}?)'(?!\w)")
+_NOT_VALUES = frozenset(
+    """useless wrong outdated old invalid different gone over done fine ok okay irrelevant
+    obsolete expired void dead stale incorrect pointless moot""".split()
+)
 _PRONOUNS = frozenset("it that this them those these one ello eso esto ça cela ceci es das".split())
 
 
