@@ -224,17 +224,18 @@ class Memory:
 
         for turn in turns:
             if turn.role == "assistant":
-                # The assistant's words are a source turn, and memories only
-                # when they say something of substance (not pleasantries);
-                # one that repeats a user fact becomes a source of that
-                # fact too, and an echo of a value forgotten in this session
+                # The assistant's words are a source turn; one that repeats
+                # user facts becomes a source of those facts, one that says
+                # something new of substance derives memories (pleasantries
+                # do not), and an echo of a value forgotten in this session
                 # is dropped.
                 flush()
                 kept = self.requests.echo_filter(tenant, session, turn.text)
-                run.append(NewTurn("assistant", kept or ECHO_REDACTED, remember=_informs(kept)))
+                repeated = self.requests.repeats(tenant, session, kept) if kept else []
+                informs = not repeated and _informs(kept)
+                run.append(NewTurn("assistant", kept or ECHO_REDACTED, remember=informs))
                 flush()
-                if kept:
-                    self.requests.link_repeats(tenant, session, turn_ids[-1], kept)
+                self.requests.link(tenant, repeated, turn_ids[-1])
                 continue
             request = detect(turn.text)
             if request is None:

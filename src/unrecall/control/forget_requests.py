@@ -141,25 +141,26 @@ class RequestExecutor:
         recent += [r.id for r in rows if r is not None]
         del recent[:-_RECENT]
 
-    def link_repeats(
-        self, tenant: Tenant, session: str | None, turn_uid: str, text: str
-    ) -> int:
-        """Tie an assistant turn that repeats user facts of the session to
-        those facts' memories, so forgetting a fact scrubs the repetition by
-        closure; returns how many memories it repeats."""
+    def repeats(self, tenant: Tenant, session: str | None, text: str) -> list[int]:
+        """Internal ids of this session's user memories an assistant message
+        repeats (same identifier or name keys, or most of the content words)."""
         recent = self._said.get((tenant.key, session))
-        turn = self.storage.turn(tenant.id, turn_uid)
-        if not recent or turn is None:
-            return 0
+        if not recent:
+            return []
         keys = text_keys_of(text)
-        repeated = [
+        return [
             r.id
             for r in self.storage.memories_by_id(recent)
             if r.state == ACTIVE
             and ((keys & text_keys_of(r.text)) or content_overlap(text, r.text) >= _COPY_OVERLAP)
         ]
-        self.storage.link(repeated, turn.id)
-        return len(repeated)
+
+    def link(self, tenant: Tenant, memory_ids: list[int], turn_uid: str) -> None:
+        """Make an assistant turn one more source of the memories it repeats,
+        so forgetting a fact scrubs the repetition by closure."""
+        turn = self.storage.turn(tenant.id, turn_uid)
+        if turn is not None and memory_ids:
+            self.storage.link(memory_ids, turn.id)
 
     # -- execution --------------------------------------------------------
     def execute(
