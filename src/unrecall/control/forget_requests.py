@@ -40,9 +40,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from unrecall.control.operations import ControlPlane, Tenant
 from unrecall.control.targeting import matchers, matching_memories, matching_turns, semantic
-from unrecall.dialogue.requests import ForgetRequest
+from unrecall.dialogue.requests import ForgetRequest, topic_categories
 from unrecall.dialogue.windows import names_last_session, window
 from unrecall.errors import InvalidInput
 from unrecall.recall.categories import categories
@@ -78,6 +80,23 @@ _REQUEST_WORDS = frozenset(
 _REST_MIN_WORDS = 4
 # How many of a session's latest user memories an assistant turn may repeat.
 _RECENT = 50
+# The slot resolver: bonus per slot word a memory shares (up to two), bonus
+# for holding an identifier of the slot's kind, the least score to act, and
+# how close to the best another memory must score (as a restatement).
+SLOT_WORD = 0.2
+SLOT_KIND = 0.3
+SLOT_MIN = 0.45
+SLOT_MARGIN = 0.05
+NEAR_DUPLICATE = 0.85
+# Conclusions: bonus for a hedged statement, least score to act.
+CONCLUSION_HEDGE = 0.1
+CONCLUSION_MIN = 0.35
+_HEDGE = re.compile(
+    r"\b(?:sounds?\s+like|seems?|might|may\s+be|maybe|perhaps|could\s+be|i\s+wonder|"
+    r"looks?\s+like|probably|suggests?|guess|assume|parece|quizás|tal\s+vez|semble|peut-être|"
+    r"scheint|vielleicht|wohl)\b",
+    re.IGNORECASE,
+)
 # Share of a value's content stems a memory must hold to match by stems.
 STEM_SHARE = 0.6
 # An assistant clause repeating this share of a removed memory is a copy.
@@ -233,43 +252,96 @@ class RequestExecutor:
         if request.kind == "temporal":
             rows = self._in_window(tenant, request, session, at)
             return _Plan(rows, "time" if rows else "none")
-        plan = self._literal(tenant, request, text)
-        if plan.rows or request.completion:  # a completion names its task or nothing
-            return plan
+        found: dict[int, MemoryRow] = {}
+        plan = _Plan()
+        for part, cut in _parts(request, text):
+            if _is_slot(part) and not request.completion:
+                rows, how = self._slot_rows(tenant, part), "slot"
+            else:
+                rows, how = self._match_value(tenant, part)
+                if request.completion:  # "I finished X" retires the task, not X
+                    rows = [r for r in rows if _TASK.search(r.text)]
+            if rows:
+                found.update({r.id: r for r in rows})
+                plan.match = how if plan.match == "none" else plan.match
+                if cut:
+                    plan.values.append(part)
         if request.kind == "category" and request.categories:
-            rows = [
-                r for r in self._memories(tenant, STATES) if categories(r.text) & request.categories
-            ]
-            return _Plan(rows, "category" if rows else "none")
-        if request.kind == "replacement":
-            rows = self._slot(tenant, request)
-            return _Plan(rows, "slot" if rows else "none")
-        found = self._by_meaning(tenant, request.target)
-        return _Plan(found, "semantic" if found else "none")
+            rows = [r for r in self._memories(tenant, STATES) if self._topics(r, request)]
+            found.update({r.id: r for r in rows})
+            plan.match = "category" if rows and plan.match == "none" else plan.match
+        if request.kind == "inferential":
+            rows = self._conclusions(tenant, request, text)
+            found.update({r.id: r for r in rows})
+            plan.match = "conclusion" if rows and plan.match == "none" else plan.match
+        if not found and request.kind == "replacement":
+            found = {r.id: r for r in self._slot(tenant, request, text)}
+            plan.match = "slot" if found else "none"
+        plan.rows = sorted(found.values(), key=lambda r: r.id)
+        return plan
 
     def _memories(self, tenant: Tenant, states: Sequence[str]) -> list[MemoryRow]:
         return [r for r in self.storage.memories(tenant.id, states) if tenant.covers(r)]
 
-    def _literal(self, tenant: Tenant, request: ForgetRequest, text: str) -> _Plan:
-        """Memories holding a value the request names literally."""
-        candidates = [m.group(1).strip() for m in _QUOTED.finditer(text)]
-        if request.kind != "replacement" or request.target not in ("that", "eso", "ça", "das"):
-            candidates.append(request.target)
-        # A replacement's new value is not a target: "from $800,000 to $850,000".
-        new = request.new_value or ""
-        candidates = [c for c in dict.fromkeys(candidates) if c and c not in new]
-        rows: dict[int, MemoryRow] = {}
-        values: list[str] = []
-        match = "none"
-        for value in candidates:
-            found, how = self._match_value(tenant, value)
-            if request.completion:  # "I finished X" retires the task, not X
-                found = [r for r in found if _TASK.search(r.text)]
-            if found:
-                values.append(value)
-                match = how if match == "none" else match
-                rows.update({r.id: r for r in found})
-        return _Plan(sorted(rows.values(), key=lambda r: r.id), match, values)
+    @staticmethod
+    def _topics(row: MemoryRow, request: ForgetRequest) -> bool:
+        """True when a memory is about one of the request's topic categories,
+        read with the English lexicon and the request language's own."""
+        found = categories(row.text) | topic_categories(row.text, request.language)
+        return bool(found & request.categories)
+
+    def _slot_rows(self, tenant: Tenant, part: str) -> list[MemoryRow]:
+        """The memory a slot phrase names ("my personal mobile", "mon numéro
+        de sécu"): among memories holding an identifier of the slot's kind,
+        sharing a word with it or on its topic, the best by meaning, plus
+        restatements of it."""
+        core = {stem(w.casefold()) for w in _core_words(part)}
+        kinds = _slot_kinds(part)
+        topics = categories(part)
+        pool = []
+        for r in self._memories(tenant, (ACTIVE,)):
+            bonus = SLOT_WORD * min(2, len(core & content_words(r.text)))
+            if kinds and kinds & {k.split(":", 1)[0] for k in identifier_keys(r.text)}:
+                bonus += SLOT_KIND
+            if bonus or (topics and topics & categories(r.text)):
+                pool.append((r, bonus))
+        if not pool:
+            return []
+        vecs = self.recall.embedder.embed([part] + [r.text for r, _ in pool])
+        sims = vecs[1:] @ vecs[0]
+        scores = [float(sim) + bonus for sim, (_, bonus) in zip(sims, pool, strict=True)]
+        best = max(range(len(pool)), key=lambda i: scores[i])
+        if scores[best] < SLOT_MIN:
+            return []
+        return [
+            pool[i][0]
+            for i in range(len(pool))
+            if i == best
+            or (
+                scores[i] >= scores[best] - SLOT_MARGIN
+                and float(vecs[1 + i] @ vecs[1 + best]) >= NEAR_DUPLICATE
+            )
+        ]
+
+    def _conclusions(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[MemoryRow]:
+        """What the assistant concluded that the request takes back: its
+        memories closest in meaning to the request (its target, or the whole
+        turn when the target is only "that guess"), speculation first."""
+        pool = [
+            r for r in self._memories(tenant, (ACTIVE,)) if r.metadata.get("role") == "assistant"
+        ]
+        if not pool:
+            return []
+        probe = request.target if len(_core_words(request.target)) >= 1 else text
+        probe = re.sub(r"\b(?:conclusion|assumption|guess|impression|idea|theory|label)s?\b",
+                       "", probe)  # fmt: skip
+        vecs = self.recall.embedder.embed([probe, text] + [r.text for r in pool])
+        sims = np.maximum(vecs[2:] @ vecs[0], vecs[2:] @ vecs[1])
+        scores = sims + CONCLUSION_HEDGE * np.array([bool(_HEDGE.search(r.text)) for r in pool])
+        best = int(scores.argmax())
+        if float(scores[best]) < CONCLUSION_MIN:
+            return []
+        return [pool[i] for i in range(len(pool)) if scores[i] >= scores[best] - SLOT_MARGIN]
 
     def _match_value(self, tenant: Tenant, value: str) -> tuple[list[MemoryRow], str]:
         """Memories holding one literal value: the targeting stages, then the
@@ -325,27 +397,25 @@ class RequestExecutor:
             rows = [r for r in rows if categories(r.text) & topic] or rows
         return rows
 
-    def _slot(self, tenant: Tenant, request: ForgetRequest) -> list[MemoryRow]:
-        """The memory a replacement's new value takes the place of."""
+    def _slot(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[MemoryRow]:
+        """The memory a replacement's new value takes the place of: the one
+        holding an identifier of the new value's kind closest to the turn in
+        meaning, else the semantic stage with the new value as a hint."""
         new = request.new_value or ""
         kinds = {k.split(":", 1)[0] for k in query_keys(new)} - {"number", "compact", "code"}
-        if kinds:  # a new phone number replaces the phone number
+        said = text.replace(new, " ") if new else text
+        if kinds:  # a new phone number replaces a phone number
             same = [
                 r
                 for r in self._memories(tenant, (ACTIVE,))
                 if {k.split(":", 1)[0] for k in identifier_keys(r.text)} & kinds
             ]
             if same:
-                return [max(same, key=lambda r: r.created_at)]
-        hint = f"{request.target} {new}".strip()
-        return semantic(self.recall, tenant.id, request.target, tenant.covers, hint).rows
-
-    def _by_meaning(self, tenant: Tenant, target: str) -> list[MemoryRow]:
-        """The best semantic match of a slot-like target ("my old address"),
-        when the score distribution singles it out."""
-        if not content_words(target) - {stem(w) for w in _QUALIFIERS}:
-            return []
-        return semantic(self.recall, tenant.id, target, tenant.covers, None).rows
+                vecs = self.recall.embedder.embed([said] + [r.text for r in same])
+                return [same[int((vecs[1:] @ vecs[0]).argmax())]]
+        target = request.target if _core_words(request.target) else said
+        hint = f"{target} {new}".strip()
+        return semantic(self.recall, tenant.id, target, tenant.covers, hint).rows
 
     def _copies(self, tenant: Tenant, rows: list[MemoryRow]) -> list[MemoryRow]:
         """Assistant memories repeating a removed memory."""
@@ -448,6 +518,81 @@ class RequestExecutor:
                 if i > 0 and w[:1].isupper() and w.casefold() not in STOPWORDS
             ]
         return out
+
+
+# Slot words -> identifier kinds a value of that slot has.
+_SLOT_WORDS: dict[str, frozenset[str]] = {}
+for _kinds, _words in (
+    (("phone", "phone_nsn", "compact"), "phone mobile cell number line handy nummer handynummer "
+     "telefon telefonnummer teléfono telefono móvil movil numéro numero portable celular"),
+    (("email", "email_tag"), "email e-mail mail correo courriel"),
+    (("iban",), "iban bank konto cuenta compte account"),
+    (("card", "number", "compact"), "card tarjeta carte karte kreditkarte"),
+    (("ssn", "number", "compact", "code", "ticket"), "ssn social security insurance sécu secu "
+     "steuer-id steuer tax medicare nir dni nie passport pasaporte licence license licencia "
+     "badge permit reg registration plate reference room policy id"),
+    (("secret", "number", "code", "compact"), "password passwort contraseña passe pin code "
+     "passcode código codigo"),
+):  # fmt: skip
+    for _w in _words.split():
+        _SLOT_WORDS[_w] = _SLOT_WORDS.get(_w, frozenset()) | frozenset(_kinds)
+
+
+def _slot_kinds(part: str) -> frozenset[str]:
+    """Identifier kinds the slot a phrase names would hold."""
+    out: frozenset[str] = frozenset()
+    for w in re.findall(r"[\w'-]+", part.casefold()):
+        out |= _SLOT_WORDS.get(w, frozenset())
+    return out
+
+
+# "what I said about", "everything about", "the stuff on": speech around a slot.
+_SPEECH_PREFIX = re.compile(
+    r"^(?:(?:what|everything|anything|all|the\s+(?:stuff|things?|bits?))\s+(?:that\s+)?"
+    r"(?:i\s+(?:said|told\s+you|mentioned|shared)\s+)?(?:about|on|regarding|of)\s+"
+    r"|lo\s+que\s+te\s+\w+\s+(?:de|sobre)\s+|ce\s+que\s+je\s+t'ai\s+\w+\s+(?:de|sur)\s+)",
+    re.IGNORECASE,
+)
+_DETERMINER = re.compile(
+    r"^(?:my|our|her|his|their|the|mi|mis|su|sus|el|la|los|las|mon|ma|mes|son|sa|ses|le|"
+    r"mein|meine|meinen|meinem|meiner|ihre|ihren|seine|seinen|die|den|das|der)\b",
+    re.IGNORECASE,
+)
+_CONJUNCTION = re.compile(
+    r"\s*(?:,|;|\band\b|\bor\b|\by\b|\be\b|\bet\b|\bou\b|\bund\b|\boder\b|&)\s*",
+    re.IGNORECASE,
+)
+_LIST_ITEM = re.compile(r"^[\w'’ .-]{2,40}$")
+
+
+def _parts(request: ForgetRequest, text: str) -> list[tuple[str, bool]]:
+    """What a request names, one part per thing, each with whether it is a
+    value to cut out of a longer memory (quoted items, a replaced old value)
+    rather than a slot whose memory goes whole."""
+    out: list[tuple[str, bool]] = [(m.group(1).strip(), True) for m in _QUOTED.finditer(text)]
+    new = request.new_value or ""
+    target = _SPEECH_PREFIX.sub("", request.target.strip())
+    if request.kind == "replacement":
+        if target.casefold() not in ("that", "eso", "ça", "das") and target not in new:
+            out.append((target, not _is_slot(target)))
+    else:
+        out += [(p, False) for p in _CONJUNCTION.split(target) if _core_words(p)]
+    if request.kind in ("category", "compositional"):
+        # "... my health stuff. The therapist, the meds, the panic attacks."
+        for sentence in re.split(r"(?<=[.!?:])\s+", text):
+            items = [i.strip(" .!?") for i in _CONJUNCTION.split(sentence) if i.strip(" .!?")]
+            if len(items) >= 2 and all(_LIST_ITEM.match(i) and len(i.split()) <= 4 for i in items):
+                out += [(i, False) for i in items if _core_words(i) and not _VAGUE.match(i)]
+    return list(dict.fromkeys((p, c) for p, c in out if p))
+
+
+_VAGUE = re.compile(r"^(?:all|everything|anything|any|nada|alles|tout)\b", re.IGNORECASE)
+
+
+def _is_slot(part: str) -> bool:
+    """A slot phrase ("my home address", "the Tuesday appointment") rather
+    than a value: a determiner first, and no identifier in it."""
+    return bool(_DETERMINER.match(part.strip())) and not query_keys(part)
 
 
 def text_keys_of(text: str) -> set[str]:
