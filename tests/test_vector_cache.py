@@ -1,0 +1,113 @@
+"""The per-tenant vector matrix: exact top-k through the int8 first pass,
+and add/remove keeping both copies in step without leftovers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from unrecall.storage import vector_cache
+from unrecall.storage.vector_cache import INT8_MIN_ROWS, TenantVectors
+
+DIM = 384
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def clustered(n: int, seed: int) -> np.ndarray:
+    """Unit vectors in tight clusters: many near-ties, the hard case for a bound."""
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((40, DIM))
+    return unit(centers[rng.integers(0, 40, n)] + 0.3 * rng.standard_normal((n, DIM)))
+
+
+def brute(mat: np.ndarray, ids: list[int], q: np.ndarray, k: int) -> list[int]:
+    sims = mat @ q
+    return [ids[i] for i in np.argsort(-sims, kind="stable")[:k]]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_int8_scan_returns_the_exact_top_k(seed: int) -> None:
+    assert vector_cache._int8_scan() is not None
+    n = INT8_MIN_ROWS * 2
+    mat = clustered(n, seed)
+    ids = [1000 + 7 * i for i in range(n)]
+    tv = TenantVectors(DIM, zip(ids, mat, strict=True))
+    rng = np.random.default_rng(seed + 10)
+    queries = unit(mat[rng.integers(0, n, 20)] + 0.2 * rng.standard_normal((20, DIM)))
+    for q in queries:
+        for k in (1, 5, 20, 80):
+            got = tv.search(q, k)
+            sims = mat @ q
+            want = brute(mat, ids, q, k)
+            # same ids, or (on an exact float tie) the same similarities
+            got_ids = [mid for mid, _ in got]
+            assert got_ids == want or np.allclose(
+                [s for _, s in got], np.sort(sims)[::-1][:k], atol=1e-6
+            )
+            np.testing.assert_allclose(
+                [s for _, s in got], [sims[ids.index(m)] for m in got_ids], atol=1e-6
+            )
+
+
+def test_candidates_are_few_and_contain_the_true_top() -> None:
+    n = INT8_MIN_ROWS * 4
+    mat = clustered(n, 5)
+    tv = TenantVectors(DIM, enumerate(mat))
+    scan = vector_cache._int8_scan()
+    assert scan is not None
+    q = mat[17]
+    rows = scan.candidates(tv._q[:n], tv._qmeta[:, :n], q, 20)
+    true_top = set(np.argsort(-(mat @ q))[:20])
+    assert true_top <= set(rows.tolist())
+    assert len(rows) < n // 10  # the float32 rescoring stays small
+
+
+def test_add_replace_and_remove_keep_the_int8_copy_in_step() -> None:
+    n = INT8_MIN_ROWS + 500
+    mat = clustered(n, 9)
+    tv = TenantVectors(DIM)
+    for i in range(n):  # one by one, as commits do
+        tv.add(i, mat[i])
+    bulk = TenantVectors(DIM, enumerate(mat))
+    np.testing.assert_array_equal(tv._q[:n], bulk._q[:n])
+    np.testing.assert_array_equal(tv._qmeta[:, :n], bulk._qmeta[:, :n])
+    # replace one vector, remove a few (swap-remove moves the last row)
+    tv.add(3, mat[4])
+    for mid in (0, 10, n - 1, 250):
+        tv.remove(mid)
+    alive = [i for i in range(n) if i not in (0, 10, n - 1, 250)]
+    ref = mat.copy()
+    ref[3] = mat[4]
+    q = ref[123]
+    assert [m for m, _ in tv.search(q, 10)] == brute(ref[alive], alive, q, 10)
+    # no removed row leaves a copy behind past the live rows, in either form
+    m = len(tv)
+    assert not tv._mat[m:].any() and not tv._q[m:].any() and not tv._qmeta[:, m:].any()
+    for mid in alive:
+        tv.remove(mid)
+    assert len(tv) == 0 and not tv._mat.any() and not tv._q.any() and tv.search(q, 5) == []
+
+
+def test_small_tenants_and_big_limits_use_floats(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_scan() -> None:
+        raise AssertionError("the int8 pass should not run here")
+
+    monkeypatch.setattr(vector_cache, "_int8_scan", no_scan)
+    mat = clustered(300, 4)
+    tv = TenantVectors(DIM, enumerate(mat))
+    assert [m for m, _ in tv.search(mat[0], 5)] == brute(mat, list(range(300)), mat[0], 5)
+    assert len(tv.search(mat[0], 1000)) == 300
+
+
+def test_zero_vector_rows_do_not_break_the_bound() -> None:
+    n = INT8_MIN_ROWS
+    mat = clustered(n, 11)
+    mat[::7] = 0.0  # a degenerate row quantises with scale 1 and no error
+    tv = TenantVectors(DIM, enumerate(mat))
+    q = mat[1]
+    assert [m for m, _ in tv.search(q, 10)] == brute(mat, list(range(n)), q, 10)
