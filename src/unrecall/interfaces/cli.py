@@ -44,6 +44,10 @@ BENCHES = {
         "unrecall.bench.memora",
         "Memora personas replayed turn by turn: recall-level MPA, FAA and FAMA",
     ),
+    "unlearning": (
+        "unrecall.bench.unlearning",
+        "BEMULA-style paired suite: forget requests said in dialogues, with controls",
+    ),
 }
 
 
