@@ -79,31 +79,43 @@ class ControlPlane:
         expires_at: float | None,
     ) -> OpReport:
         """Store turns and, per remembered turn, one memory per clause, indexed."""
+        # One memory per clause, so one fact can be superseded or purged
+        # while its neighbour in the sentence stays; a question asserts
+        # nothing and derives no memory.
+        clauses = [
+            [c for c in split_clauses(nt.text) if not c.endswith("?")] if nt.remember else []
+            for nt in turns
+        ]
+        # The clause vectors do not depend on the database: they are
+        # computed on a worker thread (onnxruntime releases the GIL) while
+        # this one writes the rows and hashes their terms.
+        vectors = self.recall.embed_async([c for cs in clauses for c in cs])
         with self.storage.transaction():
             created: list[MemoryRow] = []
+            documents: list[str] = []
             turn_ids: list[str] = []
-            for nt in turns:
+            for nt, cs in zip(turns, clauses, strict=True):
                 turn = self.storage.add_turn(tenant.id, nt.role, nt.text, session_id, at, metadata)
-                self.storage.index_turn(turn, self.recall.hasher.document(turn.text))
+                document = self.recall.hasher.document(turn.text)
+                self.storage.index_turn(turn, document)
                 turn_ids.append(turn.uid)
-                if nt.remember:
-                    # One memory per clause, so one fact can be superseded or
-                    # purged while its neighbour in the sentence stays; a
-                    # question asserts nothing and derives no memory.
-                    clauses = [c for c in split_clauses(nt.text) if not c.endswith("?")]
-                    created += [
+                for clause in cs:
+                    created.append(
                         self._derive(
                             tenant,
                             clause,
-                            kind if len(clauses) == 1 else "clause",
+                            kind if len(cs) == 1 else "clause",
                             [turn.id],
                             at,
                             expires_at,
                             {**metadata, "role": nt.role},
                         )
-                        for clause in clauses
-                    ]
-            self.recall.index_memories(created)
+                    )
+                    # a one-clause turn is its own memory: hash it once
+                    documents.append(
+                        document if clause == turn.text else self.recall.hasher.document(clause)
+                    )
+            self.recall.index_memories(created, documents=documents, vectors=vectors.result())
             ids = [m.uid for m in created]
             self.audit.record(
                 tenant.key, "add", ids + turn_ids, {"memories": len(ids), "turns": len(turn_ids)}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from threading import Lock
 
@@ -46,13 +46,33 @@ class Recall:
         self._executor: ThreadPoolExecutor | None = None
         self._executor_pid = 0
 
-    def index_memories(self, rows: Sequence[MemoryRow]) -> None:
-        """Embed in one batch and write both index rows of each memory."""
+    def index_memories(
+        self,
+        rows: Sequence[MemoryRow],
+        *,
+        documents: Sequence[str] | None = None,
+        vectors: np.ndarray | None = None,
+    ) -> None:
+        """Write both index rows of each memory; the term documents and
+        vectors are computed here (vectors in one batch) unless given."""
         if not rows:
             return
-        vectors = self.embedder.embed([r.text for r in rows])
-        for row, vec in zip(rows, vectors, strict=True):
-            self.storage.index(row, self.hasher.document(row.text), vec)
+        if vectors is None:
+            vectors = self.embedder.embed([r.text for r in rows])
+        if documents is None:
+            documents = [self.hasher.document(r.text) for r in rows]
+        if len(vectors) != len(rows) or len(documents) != len(rows):
+            raise ValueError("one document and one vector per memory row")
+        for row, doc, vec in zip(rows, documents, vectors, strict=True):
+            self.storage.index(row, doc, vec)
+
+    def embed_async(self, texts: Sequence[str]) -> Future[np.ndarray]:
+        """Embed ``texts`` on the worker thread; ``.result()`` gives the rows."""
+        if not texts:
+            done: Future[np.ndarray] = Future()
+            done.set_result(np.zeros((0, self.embedder.dim), dtype=np.float32))
+            return done
+        return self._worker().submit(self.embedder.embed, list(texts))
 
     def query_terms(self, query: str) -> list[str]:
         """Digests of the query's words, stopwords dropped unless that empties it."""
