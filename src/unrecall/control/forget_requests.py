@@ -49,6 +49,7 @@ from unrecall.dialogue.windows import names_last_session, window
 from unrecall.errors import InvalidInput
 from unrecall.recall.categories import categories
 from unrecall.recall.clauses import split_clauses
+from unrecall.recall.identifiers import extract as extract_identifiers
 from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.identifiers import query_keys
 from unrecall.recall.lexical import (
@@ -107,7 +108,8 @@ _COPY_OVERLAP = 0.6
 class _Plan:
     rows: list[MemoryRow] = field(default_factory=list)
     match: str = "none"
-    values: list[str] = field(default_factory=list)  # literal values found in memories
+    values: list[str] = field(default_factory=list)  # values cut out of longer memories
+    named: list[str] = field(default_factory=list)  # every part the request names
 
 
 class RequestExecutor:
@@ -197,8 +199,22 @@ class RequestExecutor:
             plan = self._plan(tenant, request, text, session_id, at)
             rows = plan.rows + self._copies(tenant, plan.rows)
             removed, rewritten = self._split(rows, plan.values)
+            # An identifier of a removed memory said again in another one
+            # ("... which is why I mix 4417 up") is cut out of that one too.
+            for ident in _identifiers_in(removed):
+                taken = {r.id for r in removed + rewritten}
+                found, _ = self._match_value(tenant, ident)
+                more = [
+                    r for r in found if r.id not in taken and _without(r.text, [ident]) is not None
+                ]
+                if more:
+                    plan.values.append(ident)
+                    rewritten += more
             said = plan.values + self._salient(removed + rewritten)
-            redacted, kept = self._redact(request, text, said)
+            # A replacement's clause with the new value stays unless it says
+            # the old one; other requests drop every clause naming a part.
+            named = [] if request.kind == "replacement" else plan.named
+            redacted, kept = self._redact(request, text, said + named)
             turn = self.storage.add_turn(tenant.id, "user", redacted, session_id, at, metadata)
             self.storage.index_turn(turn, self.recall.hasher.document(redacted))
             created = [
@@ -261,6 +277,7 @@ class RequestExecutor:
                 rows, how = self._match_value(tenant, part)
                 if request.completion:  # "I finished X" retires the task, not X
                     rows = [r for r in rows if _TASK.search(r.text)]
+            plan.named.append(part)
             if rows:
                 found.update({r.id: r for r in rows})
                 plan.match = how if plan.match == "none" else plan.match
@@ -298,8 +315,11 @@ class RequestExecutor:
         core = {stem(w.casefold()) for w in _core_words(part)}
         kinds = _slot_kinds(part)
         topics = categories(part)
+        owner = _owner(part)
         pool = []
         for r in self._memories(tenant, (ACTIVE,)):
+            if not _owned_by(r.text, owner):
+                continue  # "my car reg" is not "Salma's car reg"
             bonus = SLOT_WORD * min(2, len(core & content_words(r.text)))
             if kinds and kinds & {k.split(":", 1)[0] for k in identifier_keys(r.text)}:
                 bonus += SLOT_KIND
@@ -538,6 +558,42 @@ for _kinds, _words in (
         _SLOT_WORDS[_w] = _SLOT_WORDS.get(_w, frozenset()) | frozenset(_kinds)
 
 
+_FIRST_PERSON = re.compile(
+    r"^(?:my|our|mine|mi|mis|nuestr[oa]s?|mon|ma|mes|notre|nos|mein\w*|unser\w*)\b",
+    re.IGNORECASE,
+)
+# "Salma's", "Florians Handynummer", "la tarjeta de Elena": someone else's.
+_OTHERS = re.compile(
+    r"\b(?!(?:It|That|What|There|Here|He|She|Let|Who|Where|Everyone|Nobody)['’]s\b)"
+    r"([A-ZÀ-Þ][\w-]+)(?:['’]s\b|s\s+(?=[A-ZÄÖÜ][a-zäöüß]+))"
+    r"|\b(?:de|d'|von)\s+([A-ZÀ-Þ][\w-]+)",
+)
+
+
+def _owner(part: str) -> str | None:
+    """Whose slot a phrase names: "me" for "my ...", a name for "Salma's
+    ...", None when it does not say."""
+    if _FIRST_PERSON.match(part.strip()):
+        return "me"
+    m = _OTHERS.search(part)
+    return (m.group(1) or m.group(2)) if m else None
+
+
+def _owned_by(text: str, owner: str | None) -> bool:
+    """Whether a memory can hold the slot of ``owner``: one about someone
+    else's slot ("Salma's car reg is ...") is not the user's, and one about
+    the user's is not Salma's."""
+    if owner is None:
+        return True
+    others = {m.group(1) or m.group(2) for m in _OTHERS.finditer(text)}
+    if owner == "me":
+        return not others or bool(_FIRST_PERSON_WORD.search(text))
+    return owner in others or bool(name_keys(owner) & name_keys(text))
+
+
+_FIRST_PERSON_WORD = re.compile(r"\b(?:my|mi|mon|ma|mes|mein\w*)\b", re.IGNORECASE)
+
+
 def _slot_kinds(part: str) -> frozenset[str]:
     """Identifier kinds the slot a phrase names would hold."""
     out: frozenset[str] = frozenset()
@@ -593,6 +649,23 @@ def _is_slot(part: str) -> bool:
     """A slot phrase ("my home address", "the Tuesday appointment") rather
     than a value: a determiner first, and no identifier in it."""
     return bool(_DETERMINER.match(part.strip())) and not query_keys(part)
+
+
+def _identifiers_in(rows: list[MemoryRow]) -> list[str]:
+    """Identifiers as written in some memories (numbers, codes, emails...)."""
+    out: list[str] = []
+    for r in rows:
+        found = extract_identifiers(r.text)
+        # whole identifiers only: "MA19" inside "MA19 XKD" is no identifier of its own
+        out += [
+            r.text[i.start : i.end]
+            for i in found
+            if not any(
+                o.start <= i.start and i.end <= o.end and o.end - o.start > i.end - i.start
+                for o in found
+            )
+        ]
+    return list(dict.fromkeys(out))
 
 
 def text_keys_of(text: str) -> set[str]:
