@@ -46,3 +46,34 @@ def test_reset_gives_an_empty_store(adapter: UnrecallAdapter) -> None:
     adapter.inscribe("A fact to lose on reset")
     adapter.reset()
     assert adapter.recall_texts("fact", 5) == []
+
+
+def test_reset_isolates_the_next_case(adapter: UnrecallAdapter) -> None:
+    adapter.inscribe("Robin's locker code is 8841")
+    adapter.inscribe("Robin's email is robin@acme.io")
+    first = adapter.user
+    path = adapter.memory.storage.path
+    adapter.reset()
+    # the same store, a new tenant that sees nothing of the previous case
+    assert adapter.memory.storage.path == path and adapter.user != first
+    assert adapter.recall_texts("locker code", 5) == []
+    assert adapter.recall_texts("robin@acme.io", 5) == []
+    adapter.inscribe("Robin's locker code is 1234")
+    assert adapter.purge("locker code") == 1
+    assert adapter.recall_texts("locker code", 5) == []
+    # ... and forgetting in this case left the previous one alone
+    assert len(adapter.memory.get_all(user_id=first)) == 2
+    adapter.close()
+    assert not path.exists()
+
+
+def test_store_per_case_opens_a_new_file_each_reset() -> None:
+    a = UnrecallAdapter(store_per_case=True)
+    try:
+        a.inscribe("A fact to lose on reset")
+        old = a.memory.storage.path
+        a.reset()
+        assert a.memory.storage.path != old and not old.exists()
+        assert a.recall_texts("fact", 5) == []
+    finally:
+        a.close()

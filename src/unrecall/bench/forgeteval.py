@@ -1,12 +1,21 @@
 """ForgetEval Adapter Protocol over unrecall (Yang 2026, section 4).
 
 ``reset, inscribe, recall_texts`` are the recall-plane primitives;
-``supersede, release, purge`` the control-plane ones. Every ``reset`` opens
-a fresh store in a new temporary folder, so cases never see each other.
+``supersede, release, purge`` the control-plane ones.
+
+Every ``reset`` gives the next case an empty, isolated memory. By default
+that is a fresh tenant in one temporary store opened for the whole run, as
+a memory service serves many users from one file: tenants share nothing
+that recall or forgetting can see (design invariant 7, a property test
+in ``tests/test_properties.py``). Earlier cases'
+tenants stay in that store until ``close`` deletes it, as the peers'
+stores are simply dropped. With ``store_per_case=True`` each case gets a
+new SQLite file instead (opening one costs about as much as a small case).
 """
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import tempfile
 from pathlib import Path
@@ -22,10 +31,15 @@ class UnrecallAdapter:
 
     name = "unrecall"
 
-    def __init__(self, embedder: str | Embedder = "minilm") -> None:
+    def __init__(
+        self, embedder: str | Embedder = "minilm", *, store_per_case: bool = False
+    ) -> None:
         self._embedder = embedder
+        self.store_per_case = store_per_case
         self._dir: Path | None = None
         self._mem: Memory | None = None
+        self._cases = itertools.count(1)
+        self.user = USER
         self.reset()
 
     @property
@@ -35,30 +49,32 @@ class UnrecallAdapter:
         return self._mem
 
     def reset(self) -> None:
-        """Drop the current store and start an empty one."""
-        self.close()
-        self._dir = Path(tempfile.mkdtemp(prefix="unrecall-forgeteval-"))
-        self._mem = Memory(self._dir / "case.db", embedder=self._embedder)
+        """Start the next case on an empty memory."""
+        if self.store_per_case or self._mem is None:
+            self.close()
+            self._dir = Path(tempfile.mkdtemp(prefix="unrecall-forgeteval-"))
+            self._mem = Memory(self._dir / "case.db", embedder=self._embedder)
+        self.user = f"{USER}-{next(self._cases)}"
 
     def inscribe(self, text: str) -> str:
         """Remember one fact; returns its memory id."""
-        return self.memory.add(text, user_id=USER).ids[0]
+        return self.memory.add(text, user_id=self.user).ids[0]
 
     def recall_texts(self, q: str, k: int) -> list[str]:
         """Texts of the top-``k`` hybrid hits."""
-        return [h.text for h in self.memory.search(q, user_id=USER, k=k)]
+        return [h.text for h in self.memory.search(q, user_id=self.user, k=k)]
 
     def supersede(self, old_q: str, new: str) -> None:
         """The new fact wins; what ``old_q`` names leaves recall."""
-        self.memory.supersede(old_q, new, user_id=USER)
+        self.memory.supersede(old_q, new, user_id=self.user)
 
     def release(self, q: str) -> int:
         """Soft-forget what ``q`` names; returns how many memories."""
-        return self.memory.release(q, user_id=USER).count
+        return self.memory.release(q, user_id=self.user).count
 
     def purge(self, q: str) -> int:
         """Hard-forget what ``q`` names; returns how many memories."""
-        return self.memory.purge(q, user_id=USER).count
+        return self.memory.purge(q, user_id=self.user).count
 
     def close(self) -> None:
         """Close the store and delete its folder."""

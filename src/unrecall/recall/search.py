@@ -22,6 +22,7 @@ from unrecall.recall.names import query_name_keys
 from unrecall.storage.base import MemoryRow, Storage
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
+ASYNC_EMBED_MIN = 8  # texts from which ``embed_async`` uses the worker thread
 _WORKER_LOCK = Lock()  # two first searches in two threads make one executor
 
 
@@ -67,12 +68,16 @@ class Recall:
             self.storage.index(row, doc, vec)
 
     def embed_async(self, texts: Sequence[str]) -> Future[np.ndarray]:
-        """Embed ``texts`` on the worker thread; ``.result()`` gives the rows."""
-        if not texts:
-            done: Future[np.ndarray] = Future()
-            done.set_result(np.zeros((0, self.embedder.dim), dtype=np.float32))
-            return done
-        return self._worker().submit(self.embedder.embed, list(texts))
+        """Embed ``texts`` on the worker thread; ``.result()`` gives the rows.
+
+        A few texts are embedded here and now: waking the worker costs more
+        than the little work it would overlap (a one-fact ``add``).
+        """
+        if len(texts) >= ASYNC_EMBED_MIN:
+            return self._worker().submit(self.embedder.embed, list(texts))
+        done: Future[np.ndarray] = Future()
+        done.set_result(self.embedder.embed(list(texts)))
+        return done
 
     def query_terms(self, query: str) -> list[str]:
         """Digests of the query's words, stopwords dropped unless that empties it."""

@@ -14,7 +14,6 @@ import os
 import secrets
 import threading
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,9 +55,32 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
+class _RandomPool:
+    """``os.urandom`` read 4 KiB at a time: one system call per ~400 ids
+    instead of one per id (it cost ~0.3 ms a call on a loaded VM)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._buf = b""
+        self._at = 0
+        self._pid = 0
+
+    def take(self, n: int) -> bytes:
+        with self._lock:
+            if self._at + n > len(self._buf) or self._pid != os.getpid():
+                # a forked child must never reuse the parent's bytes
+                self._buf, self._at, self._pid = os.urandom(4096), 0, os.getpid()
+            out = self._buf[self._at : self._at + n]
+            self._at += n
+            return out
+
+
+_RANDOM = _RandomPool()
+
+
 def new_uid(prefix: str) -> str:
     """A random public id such as ``m_3f2a…`` (80 bits, never reused)."""
-    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+    return f"{prefix}_{_RANDOM.take(10).hex()}"
 
 
 class SQLiteStorage:
