@@ -89,6 +89,13 @@ SLOT_KIND = 0.3
 SLOT_MIN = 0.45
 SLOT_MARGIN = 0.05
 NEAR_DUPLICATE = 0.85
+# Least cosine of a memory in a time window to the topic the request names.
+TOPIC_MIN = 0.3
+_ABOUT_TOPIC = re.compile(
+    r"\b(?:about|regarding|on|sobre|de|sur|à\s+propos\s+de|über|von)\s+(.+)$", re.IGNORECASE
+)
+# Penalty for a memory naming someone else, when the slot is the user's identifier.
+SLOT_OTHER = 0.15
 # Conclusions: bonus for a hedged statement, least score to act.
 CONCLUSION_HEDGE = 0.1
 CONCLUSION_MIN = 0.35
@@ -270,13 +277,20 @@ class RequestExecutor:
             return _Plan(rows, "time" if rows else "none")
         found: dict[int, MemoryRow] = {}
         plan = _Plan()
-        for part, cut in _parts(request, text):
+        for part, cut, listed in _parts(request, text):
             if _is_slot(part) and not request.completion:
                 rows, how = self._slot_rows(tenant, part), "slot"
+                # one of several identifiers in the memory: cut just that one
+                plan.values += [v for r in rows if (v := slot_identifier(r.text, part))]
             else:
                 rows, how = self._match_value(tenant, part)
                 if request.completion:  # "I finished X" retires the task, not X
                     rows = [r for r in rows if _TASK.search(r.text)]
+            if listed:
+                rows = self._related(rows, request)
+                owner = _owner(_SPEECH_PREFIX.sub("", request.target.strip()))
+                if _owner(part) in (None, "her", "his") and owner is not None:
+                    rows = [r for r in rows if _owned_by(r.text, owner)]
             plan.named.append(part)
             if rows:
                 found.update({r.id: r for r in rows})
@@ -284,7 +298,12 @@ class RequestExecutor:
                 if cut:
                     plan.values.append(part)
         if request.kind == "category" and request.categories:
-            rows = [r for r in self._memories(tenant, STATES) if self._topics(r, request)]
+            owner = _owner(_SPEECH_PREFIX.sub("", request.target.strip()))
+            rows = [
+                r
+                for r in self._memories(tenant, STATES)
+                if self._topics(r, request) and _owned_by(r.text, owner)
+            ]
             found.update({r.id: r for r in rows})
             plan.match = "category" if rows and plan.match == "none" else plan.match
         if request.kind == "inferential":
@@ -299,6 +318,13 @@ class RequestExecutor:
 
     def _memories(self, tenant: Tenant, states: Sequence[str]) -> list[MemoryRow]:
         return [r for r in self.storage.memories(tenant.id, states) if tenant.covers(r)]
+
+    def _related(self, rows: list[MemoryRow], request: ForgetRequest) -> list[MemoryRow]:
+        """Rows close in meaning to the request's target."""
+        if not rows:
+            return rows
+        vecs = self.recall.embedder.embed([request.target] + [r.text for r in rows])
+        return [r for r, v in zip(rows, vecs[1:], strict=True) if float(v @ vecs[0]) >= TOPIC_MIN]
 
     @staticmethod
     def _topics(row: MemoryRow, request: ForgetRequest) -> bool:
@@ -323,6 +349,8 @@ class RequestExecutor:
             bonus = SLOT_WORD * min(2, len(core & content_words(r.text)))
             if kinds and kinds & {k.split(":", 1)[0] for k in identifier_keys(r.text)}:
                 bonus += SLOT_KIND
+                if owner == "me" and _names_someone(r.text):
+                    bonus -= SLOT_OTHER  # "Mein Mann Florian hat 0660 ...": his number
             if bonus or (topics and topics & categories(r.text)):
                 pool.append((r, bonus))
         if not pool:
@@ -333,6 +361,7 @@ class RequestExecutor:
         best = max(range(len(pool)), key=lambda i: scores[i])
         if scores[best] < SLOT_MIN:
             return []
+        best_keys = identifier_keys(pool[best][0].text)
         return [
             pool[i][0]
             for i in range(len(pool))
@@ -340,6 +369,8 @@ class RequestExecutor:
             or (
                 scores[i] >= scores[best] - SLOT_MARGIN
                 and float(vecs[1 + i] @ vecs[1 + best]) >= NEAR_DUPLICATE
+                # a restatement holds the same identifiers, a sibling others
+                and identifier_keys(pool[i][0].text) <= best_keys
             )
         ]
 
@@ -400,7 +431,9 @@ class RequestExecutor:
     ) -> list[MemoryRow]:
         """Memories said in the time window (or the previous session) the
         request names, narrowed to its topic when it names one."""
-        turns = [t for t in self.storage.turns(tenant.id) if t.role in ("user", "assistant")]
+        # "What I told you": the user's turns (the assistant's repetitions
+        # go with them as copies; its unrelated answers stay).
+        turns = [t for t in self.storage.turns(tenant.id) if t.role == "user"]
         if names_last_session(request.target):
             earlier = [t for t in turns if t.session_id != session and t.at < at]
             last = max(earlier, key=lambda t: t.at).session_id if earlier else None
@@ -412,9 +445,16 @@ class RequestExecutor:
             chosen = [t for t in turns if span[0] <= t.at < span[1]]
         rows = self.storage.memories_by_id(self.storage.derived([t.id for t in chosen]))
         rows = [r for r in rows if tenant.covers(r)]
-        topic = request.categories
-        if topic:
-            rows = [r for r in rows if categories(r.text) & topic] or rows
+        about = _ABOUT_TOPIC.search(request.target)
+        if about and rows:  # "last week about Margaret's memory": that topic only
+            topic = about.group(1)
+            vecs = self.recall.embedder.embed([topic] + [r.text for r in rows])
+            names = _name_keys_in(topic)
+            rows = [
+                r
+                for r, v in zip(rows, vecs[1:], strict=True)
+                if float(v @ vecs[0]) >= TOPIC_MIN or (names and names & name_keys(r.text))
+            ]
         return rows
 
     def _slot(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[MemoryRow]:
@@ -442,12 +482,12 @@ class RequestExecutor:
         if not rows:
             return []
         taken = {r.id for r in rows}
-        keys = [text_keys_of(r.text) for r in rows]
+        keys = [identifier_keys(r.text) for r in rows]
         out = []
         for cand in self._memories(tenant, STATES):
             if cand.id in taken or cand.metadata.get("role") != "assistant":
                 continue
-            cand_keys = text_keys_of(cand.text)
+            cand_keys = identifier_keys(cand.text)
             if any(k and k & cand_keys for k in keys) or any(
                 content_overlap(cand.text, r.text) >= _COPY_OVERLAP for r in rows
             ):
@@ -594,6 +634,28 @@ def _owned_by(text: str, owner: str | None) -> bool:
 _FIRST_PERSON_WORD = re.compile(r"\b(?:my|mi|mon|ma|mes|mein\w*)\b", re.IGNORECASE)
 
 
+def _names_someone(text: str) -> bool:
+    """True when a text mentions a person by name (beyond its first word)."""
+    return any(m.start > 0 for m in mentions(text))
+
+
+def slot_identifier(text: str, part: str) -> str | None:
+    """In a memory holding several identifiers of a slot's kind ("Work email
+    a@x.com, personal b@y.com"), the one the slot's own words introduce."""
+    kinds = _slot_kinds(part)
+    found = [i for i in extract_identifiers(text) if i.kind in kinds]
+    if len({i.key for i in found}) < 2:
+        return None
+    core = {stem(w.casefold()) for w in _core_words(part)}
+    cues = [m.end() for m in re.finditer(r"[\w'-]+", text) if stem(m.group(0).casefold()) in core]
+    scored = [(min((i.start - c for c in cues if c <= i.start), default=None), i) for i in found]
+    near = [(d, i) for d, i in scored if d is not None]
+    if not near:
+        return None
+    _, best = min(near, key=lambda x: x[0])
+    return text[best.start : best.end]
+
+
 def _slot_kinds(part: str) -> frozenset[str]:
     """Identifier kinds the slot a phrase names would hold."""
     out: frozenset[str] = frozenset()
@@ -621,25 +683,29 @@ _CONJUNCTION = re.compile(
 _LIST_ITEM = re.compile(r"^[\w'’ .-]{2,40}$")
 
 
-def _parts(request: ForgetRequest, text: str) -> list[tuple[str, bool]]:
+def _parts(request: ForgetRequest, text: str) -> list[tuple[str, bool, bool]]:
     """What a request names, one part per thing, each with whether it is a
     value to cut out of a longer memory (quoted items, a replaced old value)
-    rather than a slot whose memory goes whole."""
-    out: list[tuple[str, bool]] = [(m.group(1).strip(), True) for m in _QUOTED.finditer(text)]
+    rather than a slot whose memory goes whole, and whether it is an item
+    listed beside the request ("... my health stuff. The therapist, the
+    meds") that only counts where it relates to the request's target."""
+    out: list[tuple[str, bool, bool]] = [
+        (m.group(1).strip(), True, False) for m in _QUOTED.finditer(text)
+    ]
     new = request.new_value or ""
     target = _SPEECH_PREFIX.sub("", request.target.strip())
     if request.kind == "replacement":
         if target.casefold() not in ("that", "eso", "ça", "das") and target not in new:
-            out.append((target, not _is_slot(target)))
+            out.append((target, not _is_slot(target), False))
     else:
-        out += [(p, False) for p in _CONJUNCTION.split(target) if _core_words(p)]
+        out += [(p, False, False) for p in _CONJUNCTION.split(target) if _core_words(p)]
     if request.kind in ("category", "compositional"):
         # "... my health stuff. The therapist, the meds, the panic attacks."
         for sentence in re.split(r"(?<=[.!?:])\s+", text):
             items = [i.strip(" .!?") for i in _CONJUNCTION.split(sentence) if i.strip(" .!?")]
             if len(items) >= 2 and all(_LIST_ITEM.match(i) and len(i.split()) <= 4 for i in items):
-                out += [(i, False) for i in items if _core_words(i) and not _VAGUE.match(i)]
-    return list(dict.fromkeys((p, c) for p, c in out if p))
+                out += [(i, False, True) for i in items if _core_words(i) and not _VAGUE.match(i)]
+    return list(dict.fromkeys(part for part in out if part[0]))
 
 
 _VAGUE = re.compile(r"^(?:all|everything|anything|any|nada|alles|tout)\b", re.IGNORECASE)
@@ -651,6 +717,10 @@ def _is_slot(part: str) -> bool:
     return bool(_DETERMINER.match(part.strip())) and not query_keys(part)
 
 
+# A time or date is shared by unrelated facts ("Tuesday at 10:30", "Thursday at 10:30").
+_TIME_LIKE = re.compile(r"^\d{1,2}[:.h]\d{2}$|^\d{1,4}[-./]\d{1,2}(?:[-./]\d{1,4})?$")
+
+
 def _identifiers_in(rows: list[MemoryRow]) -> list[str]:
     """Identifiers as written in some memories (numbers, codes, emails...)."""
     out: list[str] = []
@@ -660,7 +730,8 @@ def _identifiers_in(rows: list[MemoryRow]) -> list[str]:
         out += [
             r.text[i.start : i.end]
             for i in found
-            if not any(
+            if not _TIME_LIKE.match(r.text[i.start : i.end])
+            and not any(
                 o.start <= i.start and i.end <= o.end and o.end - o.start > i.end - i.start
                 for o in found
             )
@@ -699,12 +770,20 @@ def _best_by_stems(pool: list[MemoryRow], value: str) -> list[MemoryRow]:
     return [r for n, r in scored if n == best]
 
 
+_FUNCTION_WORDS = frozenset(
+    """de del la el los las mi mis tu tus su sus y o en un una que lo le les du des et ou
+    mon ma mes ton ta tes son sa ses au aux der die das den dem des und oder ein eine einen
+    mein meine meinen meinem dein deine im am zu von mit""".split()
+)
+
+
 def _core_words(value: str) -> list[str]:
     """Content words of a value without slot qualifiers and request verbs."""
     return [
         w
         for w in re.findall(r"[\w'-]+", value)
         if w.casefold() not in STOPWORDS
+        and w.casefold() not in _FUNCTION_WORDS
         and w.casefold() not in _QUALIFIERS
         and w.casefold() not in _REQUEST_WORDS
         and len(w) > 1
