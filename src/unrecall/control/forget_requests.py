@@ -286,6 +286,8 @@ class RequestExecutor:
                 rows, how = self._match_value(tenant, part)
                 if request.completion:  # "I finished X" retires the task, not X
                     rows = [r for r in rows if _TASK.search(r.text)]
+            if request.kind == "inferential":  # the conclusion, not its source facts
+                rows = [r for r in rows if r.metadata.get("role") == "assistant"]
             if listed:
                 rows = self._related(rows, request)
                 owner = _owner(_SPEECH_PREFIX.sub("", request.target.strip()))
@@ -602,6 +604,7 @@ _FIRST_PERSON = re.compile(
     r"^(?:my|our|mine|mi|mis|nuestr[oa]s?|mon|ma|mes|notre|nos|mein\w*|unser\w*)\b",
     re.IGNORECASE,
 )
+_FIRST_PERSON_INSIDE = re.compile(r"\b(?:de|of|von)\s+(?:my|mi|mon|ma|meine\w*)\b", re.I)
 # "Salma's", "Florians Handynummer", "la tarjeta de Elena": someone else's.
 _OTHERS = re.compile(
     r"\b(?!(?:It|That|What|There|Here|He|She|Let|Who|Where|Everyone|Nobody)['’]s\b)"
@@ -613,7 +616,7 @@ _OTHERS = re.compile(
 def _owner(part: str) -> str | None:
     """Whose slot a phrase names: "me" for "my ...", a name for "Salma's
     ...", None when it does not say."""
-    if _FIRST_PERSON.match(part.strip()):
+    if _FIRST_PERSON.match(part.strip()) or _FIRST_PERSON_INSIDE.search(part):
         return "me"
     m = _OTHERS.search(part)
     return (m.group(1) or m.group(2)) if m else None
@@ -627,11 +630,18 @@ def _owned_by(text: str, owner: str | None) -> bool:
         return True
     others = {m.group(1) or m.group(2) for m in _OTHERS.finditer(text)}
     if owner == "me":
-        return not others or bool(_FIRST_PERSON_WORD.search(text))
+        return not others or bool(_MY_SLOT.search(text))
     return owner in others or bool(name_keys(owner) & name_keys(text))
 
 
-_FIRST_PERSON_WORD = re.compile(r"\b(?:my|mi|mon|ma|mes|mein\w*)\b", re.IGNORECASE)
+# "my card", "mi tarjeta": a slot the user owns, next to the possessive
+# (not "my wife Elena's card").
+_MY_SLOT = re.compile(
+    r"\b(?:my|mi|mis|mon|ma|mes|mein\w*)\s+(?!(?:wife|husband|partner|mum|mom|mother|dad|"
+    r"father|sister|brother|son|daughter|friend|boss|colleague|mujer|esposa|marido|madre|padre|"
+    r"hermana|hermano|femme|mari|mère|père|sœur|frère|frau|mann|mutter|vater|schwester|bruder)\b)",
+    re.IGNORECASE,
+)
 
 
 def _names_someone(text: str) -> bool:

@@ -45,7 +45,10 @@ _POSSESSIVES = {"his", "her", "their", "its"}
 # "... and I see him on Thursdays": the pronoun stands for the first
 # clause's object, which the split clause then names.
 _OBJECT_PRONOUNS = {"him", "them", "it"}
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“'(])")
+# A sentence ends at . ! ? before a capital, or before a lowercase word when
+# it ends a word ("... in Moreno Valley. mi familia es de ..."): chat skips
+# capitals, but "2. tv." and "approx. 3" are no ends.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“'(])|(?<=[^\W\d_]{3}[.!?])\s+(?=[a-zà-ÿ])")
 _JOINER = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’]+")
 
