@@ -443,7 +443,10 @@ SYSTEMS: dict[str, Callable[[], Adapter]] = {
 }
 # How each system is driven, for the report (one line each).
 NOTES = {
-    "unrecall": "native supersede / release / purge; a fresh SQLite store per case.",
+    "unrecall": (
+        "native supersede / release / purge; one SQLite store per run (a temp file),"
+        " a fresh tenant per case."
+    ),
     "langgraph": "`InMemoryStore` with a vector index over the fact text; a new store per case.",
     "mem0": (
         "OSS `Memory`, `infer=False`, embedded on-disk Qdrant; offline it has no spaCy "
