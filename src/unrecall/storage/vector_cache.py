@@ -40,18 +40,28 @@ class TenantVectors:
         self._pos: dict[int, int] = {}
         self._bulk(rows)
 
+    @classmethod
+    def from_arrays(cls, dim: int, ids: np.ndarray, mat: np.ndarray) -> TenantVectors:
+        """A cache over ``mat`` (one row per id in ``ids``, ids distinct)."""
+        out = cls(dim)
+        out._fill([int(i) for i in ids], mat)
+        return out
+
     def _bulk(self, rows: Iterable[tuple[int, np.ndarray]]) -> None:
         """Fill an empty cache at once (the first query after opening)."""
         by_id: dict[int, np.ndarray] = {}
         for mid, vec in rows:
             by_id[mid] = vec  # a repeated id keeps its last vector, as add() does
-        if not by_id:
-            return
-        ids, vecs = list(by_id), list(by_id.values())
+        if by_id:
+            self._fill(list(by_id), np.stack(list(by_id.values())))
+
+    def _fill(self, ids: list[int], mat: np.ndarray) -> None:
         n = len(ids)
+        if n == 0:
+            return
         size = max(64, 1 << (n - 1).bit_length())
         self._mat = np.zeros((size, self.dim), dtype=np.float32)
-        self._mat[:n] = np.stack(vecs)
+        self._mat[:n] = mat
         self._ids = np.zeros(size, dtype=np.int64)
         self._ids[:n] = ids
         self._q = np.zeros((size, self.dim), dtype=np.uint8)
