@@ -51,22 +51,32 @@ def test_add_messages_skips_system_and_keeps_roles(mem: Memory) -> None:
         user_id="bob",
         session_id="s1",
     )
-    assert report.count == 2 and len(report.detail["turns"]) == 2
-    items = mem.get_all(user_id="bob")
-    assert [i.text for i in items] == [
-        "I moved to Berlin last spring",
-        "Noted, you now live in Berlin",
-    ]
-    assert [i.metadata["role"] for i in items] == ["user", "assistant"]
-    assert all(i.kind == "message" for i in items)
-    # each memory is derived from its own turn
-    assert [i.sources for i in items] == [[t] for t in report.detail["turns"]]
+    assert report.count == 1 and len(report.detail["turns"]) == 2
+    (item,) = mem.get_all(user_id="bob")
+    assert item.text == "I moved to Berlin last spring"
+    assert item.metadata["role"] == "user" and item.kind == "message"
+    # the assistant's repetition is a second source of the user's fact
+    assert item.sources == report.detail["turns"]
     exported = mem.export(user_id="bob")
     assert [t["role"] for t in exported["turns"]] == ["user", "assistant"]
     assert all(t["session_id"] == "s1" for t in exported["turns"])
     # the system instruction was never stored anywhere, not even in raw bytes
     assert secret not in str(exported)
     assert raw_hits(mem, secret) == 0
+
+
+def test_messages_stored_as_given_without_dialogue_handling(mem: Memory) -> None:
+    report = mem.add(
+        [
+            {"role": "user", "content": "I moved to Berlin last spring"},
+            {"role": "assistant", "content": "Noted, you now live in Berlin"},
+        ],
+        user_id="bob",
+        honor_requests=False,
+    )
+    items = mem.get_all(user_id="bob")
+    assert [i.metadata["role"] for i in items] == ["user", "assistant"]
+    assert [i.sources for i in items] == [[t] for t in report.detail["turns"]]
 
 
 def test_hybrid_search_ranks_the_relevant_memory_first(mem: Memory) -> None:

@@ -73,6 +73,7 @@ def test_export_has_everything_of_the_tenant_and_nothing_else(fast_mem: Memory) 
         user_id="u",
         session_id="sess",
         metadata={"channel": "web"},
+        honor_requests=False,  # every message stored as given
     )
     fast_mem.release("Nice canoe", user_id="u")
     fast_mem.supersede("own a canoe", "I own a kayak", user_id="u")

@@ -71,6 +71,7 @@ def test_delete_turn_removes_everything_derived_from_it(fast_mem: Memory) -> Non
             {"role": "user", "content": "and my brother is called Tomas"},
         ],
         user_id="u",
+        honor_requests=False,  # every message stored as given
     )
     t_sister, t_ack, t_brother = report.detail["turns"]
     m_sister = report.ids[0]

@@ -132,7 +132,9 @@ def test_deleting_a_turn_leaves_nothing_derived_from_it(
 ) -> None:
     with fresh_store() as mem:
         for batch in batches:
-            mem.add([{"role": r, "content": c} for r, c in batch], user_id="u")
+            mem.add(
+                [{"role": r, "content": c} for r, c in batch], user_id="u", honor_requests=False
+            )
         for index, text in edits:  # edited versions share their original's sources
             active = mem.get_all(user_id="u")
             mem.edit(active[index % len(active)].id, text, user_id="u")

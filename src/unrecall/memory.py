@@ -150,9 +150,12 @@ class Memory:
         instructions and are skipped. ``ttl`` (seconds) or ``expires_at``
         make the memories expire. In a list of messages, a user message that
         asks to forget or replace something ("please forget my old address")
-        is executed instead of stored (``control.forget_requests``; off with
-        ``honor_requests=False``); a plain text is a note and stored as given.
-        The report's ``requests`` say what each request removed.
+        is executed instead of stored (``control.forget_requests``), and an
+        assistant message is a source turn that derives memories only when
+        it says something new of substance (a repetition of a user fact
+        becomes one more source of it). ``honor_requests=False`` stores every
+        message as given, as a plain text (a note) always is. The report's
+        ``requests`` say what each request removed.
         """
         turns = self._turns(messages)
         meta = check_metadata(metadata)
