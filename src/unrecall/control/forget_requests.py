@@ -92,7 +92,8 @@ NEAR_DUPLICATE = 0.85
 # Least cosine of a memory in a time window to the topic the request names.
 TOPIC_MIN = 0.3
 _ABOUT_TOPIC = re.compile(
-    r"\b(?:about|regarding|on|sobre|de|sur|à\s+propos\s+de|über|von)\s+(.+)$", re.IGNORECASE
+    r"\b(?:about|regarding|concerning|sobre|acerca\s+de|sur|à\s+propos\s+de|über)\s+(.+)$",
+    re.IGNORECASE,
 )
 # Penalty for a memory naming someone else, when the slot is the user's identifier.
 SLOT_OTHER = 0.15
@@ -299,7 +300,7 @@ class RequestExecutor:
                 plan.match = how if plan.match == "none" else plan.match
                 if cut:
                     plan.values.append(part)
-        if request.kind == "category" and request.categories:
+        if request.kind == "category" and _topics_of(request):
             owner = _owner(_SPEECH_PREFIX.sub("", request.target.strip()))
             rows = [
                 r
@@ -322,18 +323,24 @@ class RequestExecutor:
         return [r for r in self.storage.memories(tenant.id, states) if tenant.covers(r)]
 
     def _related(self, rows: list[MemoryRow], request: ForgetRequest) -> list[MemoryRow]:
-        """Rows close in meaning to the request's target."""
+        """Rows close in meaning to the request's target or on its topic."""
         if not rows:
             return rows
         vecs = self.recall.embedder.embed([request.target] + [r.text for r in rows])
-        return [r for r, v in zip(rows, vecs[1:], strict=True) if float(v @ vecs[0]) >= TOPIC_MIN]
+        topics = _topics_of(request)
+        return [
+            r
+            for r, v in zip(rows, vecs[1:], strict=True)
+            if float(v @ vecs[0]) >= TOPIC_MIN
+            or topics & (categories(r.text) | topic_categories(r.text, request.language))
+        ]
 
     @staticmethod
     def _topics(row: MemoryRow, request: ForgetRequest) -> bool:
         """True when a memory is about one of the request's topic categories,
         read with the English lexicon and the request language's own."""
         found = categories(row.text) | topic_categories(row.text, request.language)
-        return bool(found & request.categories)
+        return bool(found & _topics_of(request))
 
     def _slot_rows(self, tenant: Tenant, part: str) -> list[MemoryRow]:
         """The memory a slot phrase names ("my personal mobile", "mon numéro
@@ -448,6 +455,8 @@ class RequestExecutor:
         rows = self.storage.memories_by_id(self.storage.derived([t.id for t in chosen]))
         rows = [r for r in rows if tenant.covers(r)]
         about = _ABOUT_TOPIC.search(request.target)
+        if about and window(about.group(1), at) is not None:
+            about = None  # "about last Saturday" is the window, not a topic
         if about and rows:  # "last week about Margaret's memory": that topic only
             topic = about.group(1)
             vecs = self.recall.embedder.embed([topic] + [r.text for r in rows])
@@ -611,6 +620,22 @@ _OTHERS = re.compile(
     r"([A-ZÀ-Þ][\w-]+)(?:['’]s\b|s\s+(?=[A-ZÄÖÜ][a-zäöüß]+))"
     r"|\b(?:de|d'|von)\s+([A-ZÀ-Þ][\w-]+)",
 )
+
+
+_KIN_OWNER = re.compile(
+    r"\b(?:my\s+)?(?:mom|mum|mother|dad|father|sister|brother|son|daughter|wife|husband|"
+    r"partner|grandma|grandpa|aunt|uncle|cousin)['’]s\b",
+    re.IGNORECASE,
+)
+
+
+def _topics_of(request: ForgetRequest) -> set[str]:
+    """A request's topic categories, without the one its owner brings in
+    ("my dad's immigration case" is not about family in general)."""
+    target = request.target
+    if not _KIN_OWNER.search(target):
+        return set(request.categories)
+    return set(topic_categories(_KIN_OWNER.sub(" ", target), request.language))
 
 
 def _owner(part: str) -> str | None:
