@@ -95,6 +95,8 @@ _ABOUT_TOPIC = re.compile(
     r"\b(?:about|regarding|concerning|sobre|acerca\s+de|sur|à\s+propos\s+de|über)\s+(.+)$",
     re.IGNORECASE,
 )
+# An assistant memory this soon after a removed one, naming its values, echoes it.
+ECHO_SECONDS = 3600.0
 # Penalty for a memory naming someone else, when the slot is the user's identifier.
 SLOT_OTHER = 0.15
 # Conclusions: bonus for a hedged statement, least score to act.
@@ -489,18 +491,25 @@ class RequestExecutor:
         return semantic(self.recall, tenant.id, target, tenant.covers, hint).rows
 
     def _copies(self, tenant: Tenant, rows: list[MemoryRow]) -> list[MemoryRow]:
-        """Assistant memories repeating a removed memory."""
+        """Assistant memories repeating a removed memory: the same identifier,
+        most of its content words, or, said within the hour after it, one of
+        its names or numbers ("one 41% quiz is fixable")."""
         if not rows:
             return []
         taken = {r.id for r in rows}
         keys = [identifier_keys(r.text) for r in rows]
+        salient = [{t.casefold() for t in self._salient([r])} - STOPWORDS for r in rows]
         out = []
         for cand in self._memories(tenant, STATES):
             if cand.id in taken or cand.metadata.get("role") != "assistant":
                 continue
             cand_keys = identifier_keys(cand.text)
-            if any(k and k & cand_keys for k in keys) or any(
-                content_overlap(cand.text, r.text) >= _COPY_OVERLAP for r in rows
+            tokens = {t.casefold() for t in re.findall(r"[\w'-]+", cand.text)}
+            if any(
+                (k and k & cand_keys)
+                or content_overlap(cand.text, r.text) >= _COPY_OVERLAP
+                or (0 <= cand.created_at - r.created_at <= ECHO_SECONDS and sal & tokens)
+                for r, k, sal in zip(rows, keys, salient, strict=True)
             ):
                 out.append(cand)
         return out
