@@ -297,6 +297,8 @@ class RequestExecutor:
                 if _owner(part) in (None, "her", "his") and owner is not None:
                     rows = [r for r in rows if _owned_by(r.text, owner)]
             plan.named.append(part)
+            if not cut:  # "a fitting on the 3rd, and my eye test on the 13th": one item
+                plan.values += [seg for r in rows for seg in _segments_naming(r.text, part)]
             if rows:
                 found.update({r.id: r for r in rows})
                 plan.match = how if plan.match == "none" else plan.match
@@ -626,7 +628,8 @@ _FIRST_PERSON_INSIDE = re.compile(r"\b(?:de|of|von)\s+(?:my|mi|mon|ma|meine\w*)\
 # "Salma's", "Florians Handynummer", "la tarjeta de Elena": someone else's.
 _OTHERS = re.compile(
     r"\b(?!(?:It|That|What|There|Here|He|She|Let|Who|Where|Everyone|Nobody)['’]s\b)"
-    r"([A-ZÀ-Þ][\w-]+)(?:['’]s\b|s\s+(?=[A-ZÄÖÜ][a-zäöüß]+))"
+    r"([A-ZÀ-Þ][\w-]+)(?:['’]s\b|s\s+(?=(?:Handy|Telefon|E-Mail|Mail|Adresse|Geburtstag|"
+    r"Daten|Passwort|Konto|IBAN)\w*))"
     r"|\b(?:de|d'|von)\s+([A-ZÀ-Þ][\w-]+)",
 )
 
@@ -688,7 +691,7 @@ def slot_identifier(text: str, part: str) -> str | None:
     a@x.com, personal b@y.com"), the one the slot's own words introduce."""
     kinds = _slot_kinds(part)
     found = [i for i in extract_identifiers(text) if i.kind in kinds]
-    if len({i.key for i in found}) < 2:
+    if len({(i.start, i.end) for i in found}) < 2:  # one value, several keys
         return None
     core = {stem(w.casefold()) for w in _core_words(part)}
     cues = [m.end() for m in re.finditer(r"[\w'-]+", text) if stem(m.group(0).casefold()) in core]
@@ -763,6 +766,29 @@ def _is_slot(part: str) -> bool:
 
 # A time or date is shared by unrelated facts ("Tuesday at 10:30", "Thursday at 10:30").
 _TIME_LIKE = re.compile(r"^\d{1,2}[:.h]\d{2}$|^\d{1,4}[-./]\d{1,2}(?:[-./]\d{1,4})?$")
+
+
+# Items of a list inside one memory: "X on Tuesday and the dentist on Thursday".
+_SEGMENT = re.compile(
+    r"\s*;\s*|,?\s+and\s+(?=(?:my|the|a|an|his|her|our)\b)|,\s+(?=(?:my|the|a|an)\b)"
+)
+
+
+def _segments_naming(text: str, part: str) -> list[str]:
+    """The list items of a memory that a part names, when other items of the
+    same memory do not: those are cut, the rest of the memory stays."""
+    pieces = [p for p in _SEGMENT.split(text) if p.strip()]
+    if len(pieces) < 2:
+        return []
+    core = {stem(w.casefold()) for w in _core_words(part)}
+    if not core:
+        return []
+    named = [p for p in pieces if core & content_words(p)]
+    best = max((len(core & content_words(p)) for p in named), default=0)
+    named = [p for p in named if len(core & content_words(p)) == best]
+    if not named or len(named) == len(pieces):
+        return []
+    return [p.strip(" ,.") for p in named]
 
 
 def _identifiers_in(rows: list[MemoryRow]) -> list[str]:

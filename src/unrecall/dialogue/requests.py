@@ -152,6 +152,9 @@ _EN_OBJ = r"""(?=(?:about\s+|all\s+about\s+)?(?:
        discussed|brought|sent|typed|emailed|texted|pasted|uploaded|posted|listed|showed)\b
   | the\s+(?:[\w'-]+\s+){0,3}?(?:about|of)\s+(?:me|my)\b
   | the\s+fact\b
+  | the\s+(?:[\w'-]+\s+){0,3}?(?:appointment|fitting|meeting|booking|reservation|session|
+       visit|interview|check-?up|deadline|trip|consultation|procedure|surgery)s?\b
+  | the\s+(?:[\w'-]+\s+){1,3}?(?:stuff|things|bits|info|details)\b
   | (?:the\s+)?(?:stuff|things|bits?|parts?|details?|info|information)\s+(?:about|on|regarding|i)\b
 )) """
 _EN_TEND = _target_end(
@@ -1052,8 +1055,28 @@ def detect(text: str) -> ForgetRequest | None:
     for lang in _ranked(turn):
         found = _replacement(lang, turn) or _rule_match(lang, turn)
         if found is not None:
-            return found
+            return _with_second(lang, turn, found)
     return None
+
+
+def _with_second(lang: _Language, turn: str, first: ForgetRequest) -> ForgetRequest:
+    """A deletion whose turn goes on to ask for another ("I'm not into K-pop
+    anymore, you can drop the Stray Kids stuff") names both targets."""
+    if first.kind in ("replacement", "temporal", "inferential"):
+        return first
+    at = turn.casefold().find(first.target.casefold())
+    rest = turn[at + len(first.target) :] if at >= 0 else ""
+    second = _rule_match(lang, rest) if rest.strip() else None
+    if second is None or second.kind in ("replacement", "temporal", "inferential"):
+        return first
+    target = f"{first.target} and {second.target}"
+    return ForgetRequest(
+        kind="compositional" if first.kind != "category" else "category",
+        language=first.language,
+        target=target,
+        categories=first.categories | second.categories,
+        completion=first.completion and second.completion,
+    )
 
 
 def classify(target: str, language: str = "en") -> str:
@@ -1170,7 +1193,7 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
             ):
                 continue
             kind, new_value = classify(target, lang.code), None
-        if target.casefold() in _PRONOUNS:
+        if target.casefold() in _PRONOUNS or target.split(",")[0].casefold() in _PRONOUNS:
             continue
         return ForgetRequest(
             kind=kind,
