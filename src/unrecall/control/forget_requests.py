@@ -475,7 +475,9 @@ class RequestExecutor:
     def _slot(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[MemoryRow]:
         """The memory a replacement's new value takes the place of: the one
         holding an identifier of the new value's kind closest to the turn in
-        meaning, else the semantic stage with the new value as a hint."""
+        meaning, else the slot the rest of the turn names ("la dirección que
+        tienes ya no vale ... vivo en"), else the semantic stage with the new
+        value as a hint."""
         new = request.new_value or ""
         kinds = {k.split(":", 1)[0] for k in query_keys(new)} - {"number", "compact", "code"}
         said = text.replace(new, " ") if new else text
@@ -488,9 +490,11 @@ class RequestExecutor:
             if same:
                 vecs = self.recall.embedder.embed([said] + [r.text for r in same])
                 return [same[int((vecs[1:] @ vecs[0]).argmax())]]
+        found = self._slot_rows(tenant, said)
+        if found:
+            return found
         target = request.target if _core_words(request.target) else said
-        hint = f"{target} {new}".strip()
-        return semantic(self.recall, tenant.id, target, tenant.covers, hint).rows
+        return semantic(self.recall, tenant.id, target, tenant.covers, f"{target} {new}").rows
 
     def _copies(self, tenant: Tenant, rows: list[MemoryRow]) -> list[MemoryRow]:
         """Assistant memories repeating a removed memory: the same identifier,
@@ -576,14 +580,15 @@ class RequestExecutor:
         # A replacement's target names the slot the new value keeps ("I moved to").
         named = request.kind != "replacement" and _core_words(request.target)
         values = [*said, request.target] if named else said
+        new = (request.new_value or "").casefold()
         kept = []
         for clause in split_clauses(text):
+            if new and new in clause.casefold():
+                if _without(clause.casefold().replace(new, " "), values) is None:
+                    kept.append(clause)  # the new value, and no old one beside it
+                continue
             if _without(clause, values) is not None:
                 continue  # holds a forgotten value or names the target
-            if request.kind == "replacement" and request.new_value:
-                if request.new_value.casefold() in clause.casefold():
-                    kept.append(clause)
-                continue
             if not _is_request_clause(clause):
                 kept.append(clause)
         return " ".join([marker, *kept]), kept
@@ -742,7 +747,7 @@ def _parts(request: ForgetRequest, text: str) -> list[tuple[str, bool, bool]]:
     new = request.new_value or ""
     target = _SPEECH_PREFIX.sub("", request.target.strip())
     if request.kind == "replacement":
-        if target.casefold() not in ("that", "eso", "ça", "das") and target not in new:
+        if not request.slot and target not in new:
             out.append((target, not _is_slot(target), False))
     else:
         out += [(p, False, False) for p in _CONJUNCTION.split(target) if _core_words(p)]

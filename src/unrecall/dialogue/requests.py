@@ -45,6 +45,7 @@ class ForgetRequest:
     new_value: str | None = None
     categories: frozenset[str] = field(default_factory=frozenset)
     completion: bool = False
+    slot: bool = False
 
 
 # Rule hints: how a matched pattern seeds the classification.
@@ -398,6 +399,7 @@ to\s+correct\s+myself|scratch\s+that|
             rf"\b(?:now\s+it's|now\s+it\s+is|the\s+new\s+one\s+is|it's\s+been\s+changed\s+to)\s+{_EN_V}"
         ),
         _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^.!?;,]+?)\s+now\b"),
+        _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^!?;]{2,60}?)\s+now\s*,\s*not\b"),
         _rx(rf"\bmy\s+[\w' -]{{1,30}}?\s+is\s+now\s+{_EN_V}"),
         _rx(rf"""\bi(?:'m|\s+am)\s+(?:now\s+)?(?:dating|seeing|with|married\s+to|engaged\s+to|
             working\s+(?:at|for)|living\s+in|using|driving|eating|studying)\s+{_EN_V}"""),
@@ -1224,13 +1226,14 @@ def _replacement(lang: _Language, turn: str) -> ForgetRequest | None:
         new_value = _clean(m.group("new"), lang)
         if not new_value or new_value.casefold() in _NOT_VALUES:
             continue  # "it's useless now" judges the old value, names no new one
-        old = _old_value(lang, turn, m) or _slot_phrase(lang, m)
+        old = _old_value(lang, turn, m)
         return ForgetRequest(
             kind="replacement",
             language=lang.code,
-            target=old,
+            target=old or _slot_phrase(lang, m),
             new_value=new_value,
             categories=topic_categories(turn[: m.end()], lang.code),
+            slot=old is None,
         )
     return None
 
@@ -1244,12 +1247,20 @@ def _old_value(lang: _Language, turn: str, change: re.Match[str]) -> str | None:
         m = rule.pattern.search(turn)
         if m is not None and m.start() < change.start():
             return _clean(lang.lapse_strip.sub("", m.group("t")), lang)
+    rejected = _REJECTED.search(turn, change.start("new"))  # "X now, not Y anymore"
+    if rejected is not None:
+        return _clean(rejected.group("old"), lang)
     slot = _SLOT.search(turn[: change.start("new")])
     if slot is not None:
         return _clean(_NEW_ADJECTIVE.sub("", slot.group(0)), lang)
     return None
 
 
+_REJECTED = re.compile(
+    r",\s*(?:not|no|pas|nicht|nicht\s+mehr)\s+(?P<old>[^.!?;,]+?)(?:\s+(?:any\s*more|any\s+longer|"
+    r"ya|plus|mehr))?(?=\s*[.!?;,]|$)",
+    re.IGNORECASE,
+)
 # A possessive noun phrase up to the verb that states its new value:
 # "my email has changed", "mi número cambió", "meine Adresse hat sich geändert".
 _SLOT = re.compile(
