@@ -639,20 +639,35 @@ def build_store(
         done = 0
         for i in range(0, len(big), batch):
             chunk = big[i : i + batch]
-            rep = mem.add(_messages(chunk), user_id=BIG_USER, timestamp=BASE_TIME + i * 60)
+            rep = mem.add(
+                _messages(chunk),
+                user_id=BIG_USER,
+                timestamp=BASE_TIME + i * 60,
+                honor_requests=False,  # statements only (see "How ... are made")
+            )
             uids.extend(rep.ids)
             done += len(chunk)
             want_small = min(len(small), (i + len(chunk)) // every)
             if want_small - small_at >= batch or (i + batch >= len(big) and want_small > small_at):
                 s_chunk = small[small_at:want_small]
-                mem.add(_messages(s_chunk), user_id=SMALL_USER, timestamp=BASE_TIME + i * 60)
+                mem.add(
+                    _messages(s_chunk),
+                    user_id=SMALL_USER,
+                    timestamp=BASE_TIME + i * 60,
+                    honor_requests=False,
+                )
                 small_at = want_small
                 done += len(s_chunk)
             if done - marks[-1][0] >= total // 10:
                 marks.append((done, time.perf_counter() - start))
                 log(f"  ingested {done:,}/{total:,} ({done / marks[-1][1]:.0f}/s)")
         if small_at < len(small):
-            mem.add(_messages(small[small_at:]), user_id=SMALL_USER, timestamp=BASE_TIME)
+            mem.add(
+                _messages(small[small_at:]),
+                user_id=SMALL_USER,
+                timestamp=BASE_TIME,
+                honor_requests=False,
+            )
             done += len(small) - small_at
         seconds = time.perf_counter() - start
     if done > marks[-1][0]:
