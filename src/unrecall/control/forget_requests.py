@@ -89,8 +89,11 @@ SLOT_KIND = 0.3
 SLOT_MIN = 0.45
 SLOT_MARGIN = 0.05
 NEAR_DUPLICATE = 0.85
-# Least cosine of a memory in a time window to the topic the request names.
+# Least cosine of a listed item's memory to the request's target, and of a
+# memory in a time window to the topic the request names (a name shared with
+# the topic alone gives about 0.3: "Margaret's memory" ~ "Margaret's NI number").
 TOPIC_MIN = 0.3
+WINDOW_TOPIC_MIN = 0.4
 _ABOUT_TOPIC = re.compile(
     r"\b(?:about|regarding|concerning|sobre|acerca\s+de|sur|à\s+propos\s+de|über)\s+(.+)$",
     re.IGNORECASE,
@@ -464,11 +467,25 @@ class RequestExecutor:
         if about and rows:  # "last week about Margaret's memory": that topic only
             topic = about.group(1)
             vecs = self.recall.embedder.embed([topic] + [r.text for r in rows])
-            names = _name_keys_in(topic)
+            on_topic = {
+                r.id
+                for r, v in zip(rows, vecs[1:], strict=True)
+                if float(v @ vecs[0]) >= WINDOW_TOPIC_MIN
+            }
+            # what was said in the same breath goes with it ("She left the gas
+            # on twice ... mentioned possible Alzheimer's")
+            sources = self.storage.sources([r.id for r in rows])
+            said = {
+                t.id
+                for r in rows
+                if r.id in on_topic
+                for t in sources.get(r.id, [])
+                if t.role == "user"
+            }
             rows = [
                 r
-                for r, v in zip(rows, vecs[1:], strict=True)
-                if float(v @ vecs[0]) >= TOPIC_MIN or (names and names & name_keys(r.text))
+                for r in rows
+                if r.id in on_topic or any(t.id in said for t in sources.get(r.id, []))
             ]
         return rows
 
