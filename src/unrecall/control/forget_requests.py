@@ -490,14 +490,17 @@ class RequestExecutor:
         return rows
 
     def _slot(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[MemoryRow]:
-        """The memory a replacement's new value takes the place of: the one
-        holding an identifier of the new value's kind closest to the turn in
-        meaning, else the slot the rest of the turn names ("la dirección que
-        tienes ya no vale ... vivo en"), else the semantic stage with the new
-        value as a hint."""
+        """The memory a replacement's new value takes the place of: the slot
+        the rest of the turn names ("la dirección que tienes ya no vale ...
+        vivo en"), else the memory holding an identifier of the new value's
+        kind closest to the turn in meaning, else the semantic stage with the
+        new value as a hint."""
         new = request.new_value or ""
         kinds = {k.split(":", 1)[0] for k in query_keys(new)} - {"number", "compact", "code"}
         said = text.replace(new, " ") if new else text
+        found = self._slot_rows(tenant, said)
+        if found:
+            return found
         if kinds:  # a new phone number replaces a phone number
             same = [
                 r
@@ -507,9 +510,6 @@ class RequestExecutor:
             if same:
                 vecs = self.recall.embedder.embed([said] + [r.text for r in same])
                 return [same[int((vecs[1:] @ vecs[0]).argmax())]]
-        found = self._slot_rows(tenant, said)
-        if found:
-            return found
         target = request.target if _core_words(request.target) else said
         return semantic(self.recall, tenant.id, target, tenant.covers, f"{target} {new}").rows
 
@@ -600,8 +600,8 @@ class RequestExecutor:
         new = (request.new_value or "").casefold()
         kept = []
         for clause in split_clauses(text):
-            if new and new in clause.casefold():
-                if _without(clause.casefold().replace(new, " "), values) is None:
+            if new and _without(clause, [new]) is not None:
+                if _without(_without(clause, [new]) or "", values) is None:
                     kept.append(clause)  # the new value, and no old one beside it
                 continue
             if _without(clause, values) is not None:

@@ -20,6 +20,7 @@ LEXICON: dict[str, set[str]] = {
     ),
     "finances": set(
         """bank account salary pay paid earn income wage bonus tax loan mortgage debt
+        finance finances financial owe owes owed rate rates fee fees revolut wise
         credit card savings saving invest pension budget rent bill invoice expens
         cost price money euro pound dollar iban paypal insurance premium""".split()
     ),
