@@ -282,6 +282,7 @@ class RequestExecutor:
             rows = self._in_window(tenant, request, session, at)
             return _Plan(rows, "time" if rows else "none")
         found: dict[int, MemoryRow] = {}
+        segments: list[tuple[int, str]] = []
         plan = _Plan()
         for part, cut, listed in _parts(request, text):
             if _is_slot(part) and not request.completion:
@@ -301,12 +302,13 @@ class RequestExecutor:
                     rows = [r for r in rows if _owned_by(r.text, owner)]
             plan.named.append(part)
             if not cut:  # "a fitting on the 3rd, and my eye test on the 13th": one item
-                plan.values += [seg for r in rows for seg in _segments_naming(r.text, part)]
+                segments += [(r.id, seg) for r in rows for seg in _segments_naming(r.text, part)]
             if rows:
                 found.update({r.id: r for r in rows})
                 plan.match = how if plan.match == "none" else plan.match
                 if cut:
                     plan.values.append(part)
+        whole: set[int] = set()
         if request.kind == "category" and _topics_of(request):
             owner = _owner(_SPEECH_PREFIX.sub("", request.target.strip()))
             rows = [
@@ -315,6 +317,7 @@ class RequestExecutor:
                 if self._topics(r, request) and _owned_by(r.text, owner)
             ]
             found.update({r.id: r for r in rows})
+            whole = {r.id for r in rows}  # on the topic: goes whole, no item cut
             plan.match = "category" if rows and plan.match == "none" else plan.match
         if request.kind == "inferential":
             rows = self._conclusions(tenant, request, text)
@@ -323,6 +326,7 @@ class RequestExecutor:
         if not found and request.kind == "replacement":
             found = {r.id: r for r in self._slot(tenant, request, text)}
             plan.match = "slot" if found else "none"
+        plan.values += [seg for rid, seg in segments if rid not in whole]
         plan.rows = sorted(found.values(), key=lambda r: r.id)
         return plan
 
@@ -498,6 +502,18 @@ class RequestExecutor:
         new = request.new_value or ""
         kinds = {k.split(":", 1)[0] for k in query_keys(new)} - {"number", "compact", "code"}
         said = text.replace(new, " ") if new else text
+        digits = re.sub(r"\D", "", new)
+        if len(digits) >= 6:  # a changed number keeps its area code or prefix
+            near = [
+                r
+                for r in self._memories(tenant, (ACTIVE,))
+                if any(
+                    _shared_prefix(re.sub(r"\D", "", r.text[i.start : i.end]), digits) >= 4
+                    for i in extract_identifiers(r.text)
+                )
+            ]
+            if len(near) == 1:
+                return near
         found = self._slot_rows(tenant, said)
         if found:
             return found
@@ -813,6 +829,16 @@ def _segments_naming(text: str, part: str) -> list[str]:
     return [p.strip(" ,.") for p in named]
 
 
+def _shared_prefix(a: str, b: str) -> int:
+    """Length of the common prefix of two digit strings."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def _identifiers_in(rows: list[MemoryRow]) -> list[str]:
     """Identifiers as written in some memories (numbers, codes, emails...)."""
     out: list[str] = []
@@ -865,7 +891,10 @@ def _best_by_stems(pool: list[MemoryRow], value: str) -> list[MemoryRow]:
 _FUNCTION_WORDS = frozenset(
     """de del la el los las mi mis tu tus su sus y o en un una que lo le les du des et ou
     mon ma mes ton ta tes son sa ses au aux der die das den dem des und oder ein eine einen
-    mein meine meinen meinem dein deine im am zu von mit""".split()
+    mein meine meinen meinem dein deine im am zu von mit yo no nos me te se ya es son he ha
+    está estoy je tu il elle nous vous est suis ai ne pas ce ça ich du er sie es wir ist bin
+    hab habe hat sind war nicht auch noch neu neue neues neuer nuevo nueva nouveau nouvelle
+    oye vale bueno also ok okay""".split()
 )
 
 

@@ -16,7 +16,8 @@ LEXICON: dict[str, set[str]] = {
         optician therapist therapy counsel counsell psychiatrist medic medication medicine
         pill tablet mg dose prescription diagnos diabetes asthma allerg cancer pregnan
         blood pressure heart symptom illness sick injur physio vaccin insulin sertraline
-        metformin depress anxiety migraine""".split()
+        metformin depress anxiety migraine medical doc neuropathy glucose sugar panic meds
+        psychiatr psycholog mental diagnosed referral referred clinic""".split()
     ),
     "finances": set(
         """bank account salary pay paid earn income wage bonus tax loan mortgage debt
