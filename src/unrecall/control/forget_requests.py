@@ -271,7 +271,10 @@ class RequestExecutor:
                     "turns": turns,
                 },
             )
-        self._guard(tenant, session_id, said)
+        # The rest of the session drops assistant clauses repeating a value or
+        # an identifier of what went (not any capitalised word of it: "my
+        # English is ok" going must not silence every later "English").
+        self._guard(tenant, session_id, plan.values + _identifiers_in(removed + rewritten))
         return report
 
     # -- planning ---------------------------------------------------------
