@@ -361,7 +361,7 @@ class RequestExecutor:
         de sécu"): among memories holding an identifier of the slot's kind,
         sharing a word with it or on its topic, the best by meaning, plus
         restatements of it."""
-        core = {stem(w.casefold()) for w in _core_words(part)}
+        core = _core_stems(part)
         kinds = _slot_kinds(part)
         topics = categories(part)
         owner = _owner(part)
@@ -508,16 +508,14 @@ class RequestExecutor:
         digits = re.sub(r"\D", "", new)
         if len(digits) >= 6:  # a changed number keeps its area code or prefix
             near = [
-                r
-                for r in self._memories(tenant, (ACTIVE,))
-                if any(
-                    _shared_prefix(re.sub(r"\D", "", r.text[i.start : i.end]), digits) >= 4
-                    for i in extract_identifiers(r.text)
-                )
+                r for r in self._memories(tenant, (ACTIVE,)) if _longest_prefix(r.text, digits) >= 4
             ]
-            if len(near) == 1:
-                return near
-        found = self._slot_rows(tenant, said)
+            if near:
+                best = max(near, key=lambda r: _longest_prefix(r.text, digits))
+                if sum(_longest_prefix(r.text, digits) == _longest_prefix(best.text, digits)
+                       for r in near) == 1:  # fmt: skip
+                    return [best]
+        found = [r for r in self._slot_rows(tenant, text) if _without(r.text, [new]) is None]
         if found:
             return found
         if kinds:  # a new phone number replaces a phone number
@@ -535,7 +533,8 @@ class RequestExecutor:
     def _copies(self, tenant: Tenant, rows: list[MemoryRow]) -> list[MemoryRow]:
         """Assistant memories repeating a removed memory: the same identifier,
         most of its content words, or, said within the hour after it, one of
-        its names or numbers ("one 41% quiz is fixable")."""
+        its names or numbers ("one 41% quiz is fixable") or two of its
+        content words ("A memory clinic referral is a sensible step")."""
         if not rows:
             return []
         taken = {r.id for r in rows}
@@ -550,7 +549,10 @@ class RequestExecutor:
             if any(
                 (k and k & cand_keys)
                 or content_overlap(cand.text, r.text) >= _COPY_OVERLAP
-                or (0 <= cand.created_at - r.created_at <= ECHO_SECONDS and sal & tokens)
+                or (
+                    0 <= cand.created_at - r.created_at <= ECHO_SECONDS
+                    and (sal & tokens or len(content_words(cand.text) & content_words(r.text)) >= 2)
+                )
                 for r, k, sal in zip(rows, keys, salient, strict=True)
             ):
                 out.append(cand)
@@ -832,6 +834,15 @@ def _segments_naming(text: str, part: str) -> list[str]:
     return [p.strip(" ,.") for p in named]
 
 
+def _longest_prefix(text: str, digits: str) -> int:
+    """Longest digit prefix an identifier of ``text`` shares with ``digits``."""
+    return max(
+        (_shared_prefix(re.sub(r"\D", "", text[i.start : i.end]), digits)
+         for i in extract_identifiers(text)),
+        default=0,
+    )  # fmt: skip
+
+
 def _shared_prefix(a: str, b: str) -> int:
     """Length of the common prefix of two digit strings."""
     n = 0
@@ -870,7 +881,7 @@ def _name_keys_in(value: str) -> set[str]:
     keys: set[str] = set()
     for m in mentions(value, query=True):
         whole = {k for k in m.keys if k.startswith("name:")}
-        keys |= whole if len(m.parts) > 1 else {f"name:{m.parts[0]}"}
+        keys |= whole if len(m.parts) > 1 else {f"part:{m.parts[0]}"}
     return keys
 
 
@@ -899,6 +910,13 @@ _FUNCTION_WORDS = frozenset(
     hab habe hat sind war nicht auch noch neu neue neues neuer nuevo nueva nouveau nouvelle
     oye vale bueno also ok okay""".split()
 )
+
+
+def _core_stems(value: str) -> set[str]:
+    """Stems of a value's content words, compounds split ("Elster-Passwort")."""
+    return {
+        stem(x) for w in _core_words(value) for x in re.split(r"[-'’]", w.casefold()) if len(x) > 1
+    }
 
 
 def _core_words(value: str) -> list[str]:
