@@ -284,6 +284,8 @@ class RequestExecutor:
         if request.kind == "temporal":
             rows = self._in_window(tenant, request, session, at)
             return _Plan(rows, "time" if rows else "none")
+        if request.kind == "replacement" and (rows := self._by_prefix(tenant, request)):
+            return _Plan(rows, "prefix")
         found: dict[int, MemoryRow] = {}
         segments: list[tuple[int, str]] = []
         plan = _Plan()
@@ -496,6 +498,22 @@ class RequestExecutor:
             ]
         return rows
 
+    def _by_prefix(self, tenant: Tenant, request: ForgetRequest) -> list[MemoryRow]:
+        """The number a new number replaces, found by the prefix it keeps
+        (area code, exchange): the one memory sharing the longest run of
+        leading digits, at least four, with the new value."""
+        digits = re.sub(r"\D", "", request.new_value or "")
+        if len(digits) < 6:
+            return []
+        near = [
+            r for r in self._memories(tenant, (ACTIVE,)) if _longest_prefix(r.text, digits) >= 4
+        ]
+        if not near:
+            return []
+        longest = max(_longest_prefix(r.text, digits) for r in near)
+        best = [r for r in near if _longest_prefix(r.text, digits) == longest]
+        return best if len(best) == 1 else []
+
     def _slot(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[MemoryRow]:
         """The memory a replacement's new value takes the place of: the slot
         the rest of the turn names ("la dirección que tienes ya no vale ...
@@ -505,16 +523,6 @@ class RequestExecutor:
         new = request.new_value or ""
         kinds = {k.split(":", 1)[0] for k in query_keys(new)} - {"number", "compact", "code"}
         said = text.replace(new, " ") if new else text
-        digits = re.sub(r"\D", "", new)
-        if len(digits) >= 6:  # a changed number keeps its area code or prefix
-            near = [
-                r for r in self._memories(tenant, (ACTIVE,)) if _longest_prefix(r.text, digits) >= 4
-            ]
-            if near:
-                best = max(near, key=lambda r: _longest_prefix(r.text, digits))
-                if sum(_longest_prefix(r.text, digits) == _longest_prefix(best.text, digits)
-                       for r in near) == 1:  # fmt: skip
-                    return [best]
         found = [r for r in self._slot_rows(tenant, text) if _without(r.text, [new]) is None]
         if found:
             return found

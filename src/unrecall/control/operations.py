@@ -83,7 +83,7 @@ class ControlPlane:
         # while its neighbour in the sentence stays; a question asserts
         # nothing and derives no memory.
         clauses = [
-            [c for c in split_clauses(nt.text) if not c.endswith("?")] if nt.remember else []
+            [c for c in split_clauses(nt.text) if not _question(c)] if nt.remember else []
             for nt in turns
         ]
         # The clause vectors do not depend on the database: they are
@@ -443,6 +443,12 @@ class ControlPlane:
         if row is None:
             raise NotFound(f"no memory {show_id(uid)} for this tenant")
         return row
+
+
+def _question(clause: str) -> bool:
+    """A clause that only asks: it ends with "?" and holds no statement
+    before it ("My PIN is 4417. can you keep it?" still states the PIN)."""
+    return clause.endswith("?") and not re.search(r"[.!]\s", clause)
 
 
 def _value(clause: str) -> str:
