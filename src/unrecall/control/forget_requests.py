@@ -306,6 +306,8 @@ class RequestExecutor:
                 if _owner(part) in (None, "her", "his") and owner is not None:
                     rows = [r for r in rows if _owned_by(r.text, owner)]
             plan.named.append(part)
+            # and the names in it: "Kenzie's name" names Kenzie
+            plan.named += [part[m.start : m.end] for m in mentions(part)]
             if not cut:  # "a fitting on the 3rd, and my eye test on the 13th": one item
                 segments += [(r.id, seg) for r in rows for seg in _segments_naming(r.text, part)]
             if rows:
@@ -738,18 +740,20 @@ def _names_someone(text: str) -> bool:
 
 
 def slot_identifier(text: str, part: str) -> str | None:
-    """In a memory holding several identifiers of a slot's kind ("Work email
-    a@x.com, personal b@y.com"), the one the slot's own words introduce."""
+    """In a memory holding several identifiers ("Work email a@x.com, personal
+    b@y.com"), the one of the slot's kind its own words introduce."""
     kinds = _slot_kinds(part)
-    found = [i for i in extract_identifiers(text) if i.kind in kinds]
-    if len({(i.start, i.end) for i in found}) < 2:  # one value, several keys
+    every = extract_identifiers(text)
+    found = [i for i in every if i.kind in kinds]
+    if len({(i.start, i.end) for i in every}) < 2:  # one value, several keys
         return None
     core = {stem(w.casefold()) for w in _core_words(part)}
     cues = [m.end() for m in re.finditer(r"[\w'-]+", text) if stem(m.group(0).casefold()) in core]
     scored = [(min((i.start - c for c in cues if c <= i.start), default=None), i) for i in found]
     near = [(d, i) for d, i in scored if d is not None]
-    if not near:
-        return None
+    if not near:  # no slot word before it: the one identifier of that kind, if one
+        spans = {(i.start, i.end) for i in found}
+        return text[found[0].start : found[0].end] if len(spans) == 1 else None
     _, best = min(near, key=lambda x: x[0])
     return text[best.start : best.end]
 
