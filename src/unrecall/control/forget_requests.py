@@ -123,6 +123,7 @@ class _Plan:
     match: str = "none"
     values: list[str] = field(default_factory=list)  # values cut out of longer memories
     named: list[str] = field(default_factory=list)  # every part the request names
+    turns: list[TurnRow] = field(default_factory=list)  # assistant turns to scrub
 
 
 class RequestExecutor:
@@ -224,6 +225,8 @@ class RequestExecutor:
                     plan.values.append(ident)
                     rewritten += more
             said = plan.values + self._salient(removed + rewritten)
+            if request.kind != "replacement":  # what the request turn says of what went
+                said += _shared_words(text, removed + rewritten)
             # A replacement's clause with the new value stays unless it says
             # the old one; other requests drop every clause naming a part.
             named = [] if request.kind == "replacement" else plan.named
@@ -243,7 +246,7 @@ class RequestExecutor:
                 for clause in kept
             ]
             replacements = self._rewrite(tenant, rewritten, plan.values, request, at)
-            extra = self._turns_saying(tenant, plan.values)
+            extra = self._turns_saying(tenant, plan.values) + plan.turns
             turns = self.control._purge_rows(removed + rewritten, extra)
             self.recall.index_memories(created + replacements)
             report = ForgetReport(
@@ -274,7 +277,9 @@ class RequestExecutor:
         # The rest of the session drops assistant clauses repeating a value or
         # an identifier of what went (not any capitalised word of it: "my
         # English is ok" going must not silence every later "English").
-        self._guard(tenant, session_id, plan.values + _identifiers_in(removed + rewritten))
+        self._guard(
+            tenant, session_id, plan.values + plan.named + _identifiers_in(removed + rewritten)
+        )
         return report
 
     # -- planning ---------------------------------------------------------
@@ -290,6 +295,8 @@ class RequestExecutor:
         segments: list[tuple[int, str]] = []
         plan = _Plan()
         for part, cut, listed in _parts(request, text):
+            if request.kind == "inferential":
+                continue  # a conclusion is found as one (below), not as a slot or value
             if _is_slot(part) and not request.completion:
                 rows, how = self._slot_rows(tenant, part), "slot"
                 # one of several identifiers in the memory: cut just that one
@@ -298,8 +305,6 @@ class RequestExecutor:
                 rows, how = self._match_value(tenant, part)
                 if request.completion:  # "I finished X" retires the task, not X
                     rows = [r for r in rows if _TASK.search(r.text)]
-            if request.kind == "inferential":  # the conclusion, not its source facts
-                rows = [r for r in rows if r.metadata.get("role") == "assistant"]
             if listed:
                 rows = self._related(rows, request)
                 owner = _owner(_SPEECH_PREFIX.sub("", request.target.strip()))
@@ -330,6 +335,9 @@ class RequestExecutor:
             rows = self._conclusions(tenant, request, text)
             found.update({r.id: r for r in rows})
             plan.match = "conclusion" if rows and plan.match == "none" else plan.match
+            plan.turns = self._conclusion_turns(tenant, request, text)
+            if plan.turns and plan.match == "none":
+                plan.match = "conclusion"
         if not found and request.kind == "replacement":
             found = {r.id: r for r in self._slot(tenant, request, text)}
             plan.match = "slot" if found else "none"
@@ -401,6 +409,23 @@ class RequestExecutor:
             )
         ]
 
+    def _conclusion_turns(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[TurnRow]:
+        """Assistant turns that voiced the conclusion without becoming a
+        memory ("It sounds like things might not be going well in your
+        marriage. Are you thinking about leaving ..."): hedged, and close in
+        meaning to the request."""
+        pool = [
+            t
+            for t in self.storage.turns(tenant.id)
+            if t.role == "assistant" and _HEDGE.search(t.text)
+        ]
+        if not pool:
+            return []
+        probe = request.target if _core_words(request.target) else text
+        vecs = self.recall.embedder.embed([probe, text] + [t.text for t in pool])
+        sims = np.maximum(vecs[2:] @ vecs[0], vecs[2:] @ vecs[1])
+        return [t for t, sim in zip(pool, sims, strict=True) if float(sim) >= CONCLUSION_MIN]
+
     def _conclusions(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[MemoryRow]:
         """What the assistant concluded that the request takes back: its
         memories closest in meaning to the request (its target, or the whole
@@ -408,6 +433,9 @@ class RequestExecutor:
         pool = [
             r for r in self._memories(tenant, (ACTIVE,)) if r.metadata.get("role") == "assistant"
         ]
+        # a conclusion is hedged ("it sounds like", "parece que"): when some
+        # are, only those
+        pool = [r for r in pool if _HEDGE.search(r.text)] or pool
         if not pool:
             return []
         probe = request.target if len(_core_words(request.target)) >= 1 else text
@@ -419,7 +447,13 @@ class RequestExecutor:
         best = int(scores.argmax())
         if float(scores[best]) < CONCLUSION_MIN:
             return []
-        return [pool[i] for i in range(len(pool)) if scores[i] >= scores[best] - SLOT_MARGIN]
+        # beyond the best, only other hedged statements nearly as close
+        return [
+            pool[i]
+            for i in range(len(pool))
+            if i == best
+            or (scores[i] >= scores[best] - SLOT_MARGIN and _HEDGE.search(pool[i].text))
+        ]
 
     def _match_value(self, tenant: Tenant, value: str) -> tuple[list[MemoryRow], str]:
         """Memories holding one literal value: the targeting stages, then the
@@ -561,7 +595,7 @@ class RequestExecutor:
                 or content_overlap(cand.text, r.text) >= _COPY_OVERLAP
                 or (
                     0 <= cand.created_at - r.created_at <= ECHO_SECONDS
-                    and (sal & tokens or len(content_words(cand.text) & content_words(r.text)) >= 2)
+                    and (sal & tokens or len(_long_stems(cand.text) & _long_stems(r.text)) >= 2)
                 )
                 for r, k, sal in zip(rows, keys, salient, strict=True)
             ):
@@ -922,6 +956,26 @@ _FUNCTION_WORDS = frozenset(
     hab habe hat sind war nicht auch noch neu neue neues neuer nuevo nueva nouveau nouvelle
     oye vale bueno also ok okay""".split()
 )
+
+
+def _shared_words(text: str, rows: list[MemoryRow]) -> list[str]:
+    """Words of ``text`` (of five letters or more, no stopwords) that removed
+    memories also say: "that thing you said about depression" after the
+    conclusion about depression went."""
+    gone: set[str] = set()
+    for r in rows:
+        gone |= content_words(r.text)
+    return [
+        w
+        for w in dict.fromkeys(re.findall(r"[^\W\d_]{5,}", text))
+        if w.casefold() not in STOPWORDS and stem(w.casefold()) in gone
+    ]
+
+
+def _long_stems(text: str) -> set[str]:
+    """Stems of a text's content words of four letters or more, in any of
+    the four languages (function words dropped)."""
+    return {s for s in _core_stems(text) if len(s) >= 4}
 
 
 def _core_stems(value: str) -> set[str]:

@@ -520,6 +520,18 @@ _ES = _Language(
                 \s+(?:(?:nada|cosas|algo)\s+)?(?:sobre|acerca\s+de|de|respecto\s+a)?\s*{_ES_OBJ}
                 {_ES_T}"""),
         ),
+        # "no quiero que saques conclusiones sobre mi salud mental",
+        # "borrá eso que dedujiste"
+        _Rule(
+            _INFER,
+            _rx(rf"""\bno\s+(?:quiero|me\s+gusta)\s+que\s+(?:saques|hagas|sagues)\s+
+                (?:conclusiones|suposiciones|deducciones)\s+(?:sobre|acerca\s+de|de)\s+{_ES_T}"""),
+        ),
+        _Rule(
+            _INFER,
+            _rx(rf"""{_ES_START}{_ES_LEAD}{_ES_FORGET_VERB}\s+(?P<t>(?:eso|lo)\s+que\s+
+                (?:dedujiste|supusiste|concluiste|pensaste|inferiste|imaginaste)\b[^.!?;]*)"""),
+        ),
         _Rule(_FORGET, _rx(rf"{_ES_START}{_ES_LEAD}{_ES_FORGET_VERB}\s+{_ES_OBJ}{_ES_T}")),
         _Rule(
             _FORGET,
