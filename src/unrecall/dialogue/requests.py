@@ -862,6 +862,12 @@ _DE = _Language(
         "dass vergiss lösche habe gesagt jetzt eigentlich dir mir".split()
     ),
     rules=(
+        # "Das mit der Sachbearbeiterin stimmt nicht mehr, ich bin seit Mai Teamleiterin"
+        _Rule(
+            _REPLACE,
+            _rx(r"""\bdas\s+mit\s+(?:der|dem|den|meine[rm]?)\s+(?P<t>[\w-]+)\s+stimmt\s+nicht\s+mehr
+                \b[^.!?]*?\bich\s+bin\s+(?:jetzt\s+|nun\s+|seit\s+\w+\s+)*(?P<new>[\w-]+)"""),
+        ),
         _Rule(
             _REPLACE,
             _rx(rf"""{_DE_START}{_DE_LEAD}(?:aktualisiere|ändere|korrigiere)\s+(?P<t>(?:mein|meine|meinen)\s+

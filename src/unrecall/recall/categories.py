@@ -61,7 +61,8 @@ LEXICON: dict[str, set[str]] = {
     ),
     "preferences": set(
         """like love prefer favourite favorite enjoy hate dislike fan taste music band
-        artist food cuisine diet vegan vegetarian hobby sport team browser theme""".split()
+        artist food cuisine diet vegan vegetarian pescatarian meat fish dairy gluten keto halal
+        kosher hobby sport team browser theme""".split()
     ),
 }
 _STEMS: dict[str, set[str]] = {}
