@@ -948,7 +948,10 @@ def render(report: dict[str, Any]) -> str:
         row("recall, lexical, ms", lambda r: _fmt_dist(r["recall"]["lexical"])),
         row("— of which query embedding, ms", lambda r: _fmt_dist(r["recall"]["parts"]["embed"])),
         row("— FTS5 BM25 (top 20), ms", lambda r: _fmt_dist(r["recall"]["parts"]["lexical"])),
-        row("— vector top 20 (numpy), ms", lambda r: _fmt_dist(r["recall"]["parts"]["vector"])),
+        row(
+            "— vector top 20 (int8 pass + float32 rescore), ms",
+            lambda r: _fmt_dist(r["recall"]["parts"]["vector"]),
+        ),
         row("— fetch candidate rows, ms", lambda r: _fmt_dist(r["recall"]["parts"]["rows"])),
         row(
             "recall, hybrid, small tenant, ms",
