@@ -254,3 +254,92 @@ def test_assistant_repetition_is_a_source_of_the_users_fact(mem: Memory) -> None
     assert turn_id in mem.get(fact.created[0], user_id=U).sources
     mem.delete(fact.created[0], user_id=U)  # closure: the repetition goes too
     assert "4419" not in held(mem)
+
+
+def test_the_users_slot_is_not_someone_elses(mem: Memory) -> None:
+    say(mem, "user", "My car reg is MA19 XKD and my wife Salma's is MA19 XKB.")
+    say(mem, "user", "Please remove my car reg from your notes.", session="s2")
+    assert "ma19 xkd" not in held(mem)
+    assert "ma19 xkb" in recalled(mem, "Salma's car registration")
+
+
+def test_one_item_of_a_list_memory_is_cut(mem: Memory) -> None:
+    say(
+        mem,
+        "user",
+        "Appointments: a hearing aid fitting at Specsavers on the 3rd of March, "
+        "and my eye test on the 13th of March.",
+    )
+    say(mem, "user", "Scratch the hearing aid fitting on the 3rd.", session="s2")
+    assert "specsavers" not in held(mem)
+    assert "13th of march" in recalled(mem, "When is my eye test?")
+
+
+def test_a_changed_number_replaces_the_one_sharing_its_prefix(mem: Memory) -> None:
+    say(mem, "user", "Meine Handynummer für Rückrufe: 0171 5523 980.")
+    say(mem, "user", "Meine Steuer-ID ist 47 036 892 816.")
+    (req,) = say(
+        mem, "user", "Das ist veraltet: meine neue Nummer ist 0171 5523 908.", session="s2"
+    ).requests
+    assert req.kind == "replacement" and req.match == "prefix"
+    text = held(mem)
+    assert "0171 5523 980" not in text and "0171 5523 908" in text and "47 036 892 816" in text
+
+
+def test_a_rejected_old_value_is_replaced_in_place(mem: Memory) -> None:
+    say(mem, "user", "I'm Samantha Rivera, first-year at Oberlin, undeclared.")
+    say(mem, "user", "Actually I go by Sam now, not Samantha.", session="s2")
+    assert "samantha" not in held(mem)
+    assert "sam rivera" in recalled(mem, "What is my name?")
+
+
+def test_an_inferential_request_removes_the_conclusion_not_the_facts(mem: Memory) -> None:
+    say(mem, "user", "I've been crying in the car park before night shifts.")
+    say(
+        mem,
+        "assistant",
+        "From what you describe, it sounds like you're burning out and thinking about quitting.",
+    )
+    (req,) = say(
+        mem, "user", "Please don't assume I'm leaving my job, drop that conclusion.", session="s2"
+    ).requests
+    assert req.kind == "inferential" and req.count == 1
+    text = held(mem)
+    assert "burning out" not in text and "car park" in text
+
+
+def test_a_temporal_request_about_a_topic_keeps_the_rest_of_the_window(mem: Memory) -> None:
+    say(
+        mem,
+        "user",
+        "Margaret has been forgetting things, the GP mentioned Alzheimer's.",
+        at=T0 - DAY,
+    )
+    say(mem, "user", "I joined a chess club on Mondays.", at=T0 - DAY + 60)
+    say(mem, "user", "Forget what I told you yesterday about Margaret's memory.", at=T0)
+    text = held(mem)
+    assert "alzheimer" not in text and "chess club" in text
+
+
+def test_forget_it_needs_a_memory_context() -> None:
+    from unrecall.dialogue.requests import detect
+
+    request = detect("I put my PIN in here last week. please forget it, don't keep it stored.")
+    assert request is not None and request.target == "my PIN"
+    assert detect("I lost my keys again, forget it.") is None
+    temporal = detect("Um, the things I told you last weekend... please forget them.")
+    assert temporal is not None and temporal.kind == "temporal"
+
+
+def test_a_question_after_a_fact_keeps_the_fact(mem: Memory) -> None:
+    report = say(mem, "user", "My PIN is 4417. can you keep it for me?")
+    assert "4417" in recalled(mem, "PIN") and len(report.created) == 1
+    assert say(mem, "user", "What should I cook tonight?").created == []
+
+
+def test_search_returns_each_text_once(mem: Memory) -> None:
+    for _ in range(3):
+        mem.add("Just getting through the usual tasks.", user_id=U)
+    mem.add("My usual task list has the tax return on it.", user_id=U)
+    texts = [h.text for h in mem.search("usual tasks", user_id=U, k=5)]
+    assert len(texts) == len(set(texts)) == 2
