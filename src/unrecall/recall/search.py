@@ -106,22 +106,30 @@ class Recall:
         terms = self.query_terms(query)
         pool = max(4 * k, 20)
         qvec: np.ndarray | None = None
+        first_vec: list[tuple[int, float]] | None = None
         if lexical_only:
             lex = self.storage.lexical(tenant_id, terms, pool)
         else:
-            # BM25 does not need the query vector, and both SQLite and
-            # onnxruntime release the GIL: the first BM25 runs on a worker
-            # thread while this one embeds the query, hiding the shorter of
-            # the two. Only one of them touches the database.
+            # BM25 does not need the query vector, and SQLite, onnxruntime
+            # and the vector scan all release the GIL: the first BM25 runs
+            # on a worker thread while this one embeds the query and scans
+            # the vectors. Only the worker touches the database (the cache
+            # check is done first, and the scan of a cached matrix needs
+            # no connection).
+            self.storage.sync()
             pending = self._worker().submit(self.storage.lexical, tenant_id, terms, pool)
             try:
                 qvec = self.embedder.embed([query])[0]
+                first_vec = self.storage.vector(tenant_id, qvec, pool, synced=True)
             except BaseException:
                 wait([pending])  # never leave the worker on the connection
                 raise
             lex = pending.result()
         while True:
-            vec = [] if qvec is None else self.storage.vector(tenant_id, qvec, pool)
+            if first_vec is not None:
+                vec, first_vec = first_vec, None
+            else:
+                vec = [] if qvec is None else self.storage.vector(tenant_id, qvec, pool)
             out = self._accepted(_rrf(lex, vec), k, accept)
             exhausted = len(lex) < pool and (qvec is None or len(vec) < pool)
             if len(out) >= k or exhausted:

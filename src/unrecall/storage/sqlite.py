@@ -476,13 +476,24 @@ class SQLiteStorage:
         )
         return [(r[0], -r[1]) for r in rows]
 
-    def vector(self, tenant_id: int, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        """Exact cosine top-k through the tenant's cached matrix."""
+    def sync(self) -> None:
+        """Drop the vector caches if another connection committed."""
         with self._lock:
             version = self._scalar("PRAGMA data_version")
-            if version != self._data_version:  # another connection committed
+            if version != self._data_version:
                 self._vectors.clear()
                 self._data_version = version
+
+    def vector(
+        self, tenant_id: int, query: np.ndarray, limit: int, *, synced: bool = False
+    ) -> list[tuple[int, float]]:
+        """Exact cosine top-k through the tenant's cached matrix. With
+        ``synced`` (``sync()`` was just called) a cached matrix is scanned
+        without touching the connection, so a BM25 query running on it in
+        another thread does not hold the scan up."""
+        with self._lock:
+            if not synced:
+                self.sync()
             cache = self._vectors.get(tenant_id)
             if cache is None:
                 loaded = self._vec0_chunks(tenant_id)
