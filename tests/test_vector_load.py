@@ -98,3 +98,37 @@ def test_an_unknown_vec0_version_is_read_the_slow_way(store: Path) -> None:
                 st._db.execute(
                     "UPDATE memory_vec_info SET value = 'v0.1.9' WHERE key = 'CREATE_VERSION'"
                 )
+
+
+def test_a_commit_by_another_connection_reaches_the_next_search(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    with Memory(path, embedder="hashing") as first, Memory(path, embedder="hashing") as second:
+        kept = first.add("the lighthouse keeper logs the fog", user_id="u").ids[0]
+        assert [h.id for h in first.search("lighthouse fog", user_id="u")] == [kept]
+        # the other connection adds one memory and purges the first
+        new = second.add("the lighthouse lamp was replaced", user_id="u").ids[0]
+        second.purge(kept, user_id="u")
+        hits = first.search("lighthouse", user_id="u", k=5)
+        assert [h.id for h in hits] == [new]
+        assert all(h.vector_rank is None or h.id == new for h in hits)
+
+
+def test_a_synced_scan_of_a_cached_tenant_does_not_use_the_connection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Memory(tmp_path / "s.db", embedder="hashing") as mem:
+        mid = mem.add("a quiet harbour at dawn", user_id="u").ids[0]
+        mem.search("harbour", user_id="u")  # builds the tenant's matrix
+        st = mem.storage
+        tid = st.tenant("user:u", False)
+        assert tid is not None
+        st.sync()
+
+        def no_db(*_args: object, **_kwargs: object) -> None:
+            raise AssertionError("the scan touched the connection")
+
+        monkeypatch.setattr(st, "_scalar", no_db)
+        vec = mem.embedder.embed(["harbour at dawn"])[0]
+        assert [m for m, _ in st.vector(tid, vec, 5, synced=True)] == [
+            st.memory(tid, mid).id  # type: ignore[union-attr]
+        ]
