@@ -343,3 +343,12 @@ def test_search_returns_each_text_once(mem: Memory) -> None:
     mem.add("My usual task list has the tax return on it.", user_id=U)
     texts = [h.text for h in mem.search("usual tasks", user_id=U, k=5)]
     assert len(texts) == len(set(texts)) == 2
+
+
+def test_the_old_value_a_replacement_rejects_is_never_stored(mem: Memory) -> None:
+    say(mem, "user", "My cat is called Momo.")
+    report = say(mem, "user", "actually I moved to Lisbon, not Porto anymore")
+    (req,) = report.requests
+    assert req.kind == "replacement" and req.created
+    assert "porto" not in held(mem)
+    assert "lisbon" in recalled(mem, "Where do I live?")

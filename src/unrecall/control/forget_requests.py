@@ -663,11 +663,17 @@ class RequestExecutor:
         named = request.kind != "replacement" and _core_words(request.target)
         values = [*said, request.target] if named else said
         new = (request.new_value or "").casefold()
+        old = request.target if request.kind == "replacement" and not request.slot else ""
+        rejected = [f"not {old} any more", f"not {old} anymore", f"not {old}", old] if old else []
+        values = values + rejected
         kept = []
         for clause in split_clauses(text):
             if new and _without(clause, [new]) is not None:
-                if _without(_without(clause, [new]) or "", values) is None:
-                    kept.append(clause)  # the new value, and no old one beside it
+                # the new value stays; the old one said beside it is cut
+                # ("I moved to Lisbon, not Porto anymore" -> "I moved to Lisbon")
+                rest = _without(clause, rejected) or clause
+                if _without(_without(rest, [new]) or "", values) is None:
+                    kept.append(rest)
                 continue
             if _without(clause, values) is not None:
                 continue  # holds a forgotten value or names the target
