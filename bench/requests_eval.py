@@ -5,7 +5,13 @@ Prints precision, recall and F1 of ``unrecall.dialogue.requests.detect``
 requests it detected, overall and per language, then per-kind confusion
 counts (gold kind -> predicted kind, "none" when missed) and every error.
 
-    /tmp/venv/bin/python bench/requests_eval.py [corpus.jsonl]
+The corpus was written alongside the detector, so it also reports two
+checks on text it was not written for: false positives on every user turn of
+the Memora development sessions that add or change nothing (the dataset
+beside this repository, skipped when absent), and detection of the request
+turns of the unlearning suite.
+
+    python bench/requests_eval.py [corpus.jsonl]
 """
 
 from __future__ import annotations
@@ -17,7 +23,10 @@ from pathlib import Path
 
 from unrecall.dialogue.requests import KINDS, LANGUAGES, detect
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "data" / "forget_requests.jsonl"
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "data" / "forget_requests.jsonl"
+MEMORA = ROOT.parent / "shared" / "datasets" / "memora" / "weekly"
+SUITE = ROOT / "src" / "unrecall" / "bench" / "data" / "unlearning_suite.json"
 
 
 def load(path: Path) -> list[dict]:
@@ -94,7 +103,50 @@ def main(argv: list[str]) -> int:
         print(f"{gold:<14}{cells}")
     print(f"\nerrors ({len(errors)})")
     print("\n".join(errors) if errors else "  none")
+    external()
     return 0
+
+
+def external() -> None:
+    """Detection on text the corpus was not written for."""
+    if MEMORA.is_dir():
+        turns = [
+            t["message"]
+            for f in sorted(MEMORA.glob("*/conversations/*.json"))
+            if (d := json.loads(f.read_text(encoding="utf-8")))["operation"] in (None, "add")
+            for t in d["conversation"]
+            if t["speaker"] == "user_agent"
+        ]
+        hits = [t for t in turns if detect(t) is not None]
+        print(
+            f"\nMemora user turns of sessions that delete or update nothing: {len(turns)}, "
+            f"detected as requests: {len(hits)} ({len(hits) / len(turns):.2%})"
+        )
+        for t in hits:
+            print(f"  {t}")
+    suite = json.loads(SUITE.read_text(encoding="utf-8"))
+    asks = [
+        (t["u"], r["type"])
+        for dl in suite["dialogues"]
+        for s in dl["sessions"]
+        for t in s["turns"]
+        if "u" in t and t.get("request")
+        for r in dl["requests"]
+        if r["id"] == t["request"]
+    ]
+    plain = [
+        t["u"]
+        for dl in suite["dialogues"]
+        for s in dl["sessions"]
+        for t in s["turns"]
+        if "u" in t and not t.get("request")
+    ]
+    found = [(detect(u), kind) for u, kind in asks]
+    print(
+        f"unlearning suite: {sum(f is not None for f, _ in found)}/{len(asks)} request turns "
+        f"detected, {sum(f is not None and f.kind == k for f, k in found)} with their type; "
+        f"{sum(detect(u) is not None for u in plain)}/{len(plain)} other user turns detected"
+    )
 
 
 if __name__ == "__main__":

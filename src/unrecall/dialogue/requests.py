@@ -362,8 +362,11 @@ _EN = _Language(
         # "I'm not into jazz anymore", "I'm no longer with Tom"
         _Rule(
             _LAPSE,
-            _rx(r"""\bi(?:'m|\s+am)\s+(?:just\s+|really\s+)?(?:not|no\s+longer)\s+(?:so\s+|that\s+|
-                really\s+|too\s+)?(?P<t>(?:into|a\s+fan\s+of|keen\s+on|fond\s+of|planning|
+            # "not" needs "anymore" in the turn: "I'm not a fan of Bill Evans" is a
+            # dislike to remember, "I'm not a fan of X anymore" a lapse
+            _rx(r"""\bi(?:'m|\s+am)\s+(?:just\s+|really\s+)?(?:not(?=.*\bany\s*(?:more|longer)\b)|
+                no\s+longer)\s+(?:so\s+|that\s+|really\s+|too\s+)?(?P<t>(?:into|a\s+fan\s+of|
+                keen\s+on|fond\s+of|planning|
                 interested\s+in|with|dating|seeing|married\s+to|engaged\s+to|working\s+(?:at|for)|
                 employed\s+(?:at|by)|on|taking|living\s+in|vegetarian|vegan|pescatarian|religious|
                 single|married|engaged|sober|(?:a|an)\s+(?:vegetarian|vegan|smoker|member|fan|
@@ -372,7 +375,8 @@ _EN = _Language(
         ),
         _Rule(
             _LAPSE,
-            _rx(r"""\bi\s+(?:don't|do\s+not|no\s+longer)\s+(?P<t>(?:like|love|eat|drink|play|watch|
+            _rx(r"""\bi\s+(?:(?:don't|do\s+not)(?=.*\bany\s*(?:more|longer)\b)|no\s+longer)\s+
+                (?P<t>(?:like|love|eat|drink|play|watch|
                 use|smoke|drive|live|work|date|see|follow|listen\s+to|go\s+to|support|take|own|
                 practi[cs]e|do)\b[^.!?;,]*?)(?:\s+(?:any\s*more|any\s+longer)|(?<=\S)(?=\s*(?:[.!?;,]|$)))"""),
         ),
