@@ -52,6 +52,14 @@ DEFAULT_MAX_CHARS = 32_000
 ECHO_REDACTED = "[repeated a forgotten value]"
 
 
+# Weight of an assistant memory's score against a user memory's in recall.
+ASSISTANT_WEIGHT = 0.5
+
+
+def _role_weight(row: MemoryRow) -> float:
+    return ASSISTANT_WEIGHT if row.metadata.get("role") == "assistant" else 1.0
+
+
 def _informs(text: str | None) -> bool:
     """True when an assistant message says something of substance (a clause
     of five content words or more, not a question), not only pleasantries."""
@@ -318,6 +326,8 @@ class Memory:
         # Said twice is remembered once: identical texts take one slot, so
         # ask for spares and keep the best-ranked copy of each text.
         pool = self.recall.search(tenant.id, query, 2 * k, accept, lexical_only=mode == "lexical")
+        # What the user said outranks what the assistant said back to them.
+        pool = sorted(pool, key=lambda c: -c.score * _role_weight(c.row))
         seen: set[str] = set()
         hits = []
         for c in pool:

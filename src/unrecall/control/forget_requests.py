@@ -111,6 +111,8 @@ _HEDGE = re.compile(
     r"scheint|vielleicht|wohl)\b",
     re.IGNORECASE,
 )
+# A value's rarest word names the thing when at most this many memories use it.
+RARE_MAX = 5
 # Share of a value's content stems a memory must hold to match by stems.
 STEM_SHARE = 0.6
 # An assistant clause repeating this share of a removed memory is a copy.
@@ -947,11 +949,19 @@ def _best_by_stems(pool: list[MemoryRow], value: str) -> list[MemoryRow]:
         return [r for r in pool if stems <= content_words(r.text)]
     if not stems:
         return []
-    scored = [(len(stems & content_words(r.text)), r) for r in pool]
-    best = max((n for n, _ in scored), default=0)
+    words = [content_words(r.text) for r in pool]
+    scored = [len(stems & w) for w in words]
+    best = max(scored, default=0)
     if best < 2 or best / len(stems) < STEM_SHARE:
         return []
-    return [r for n, r in scored if n == best]
+    taken = [i for i, n in enumerate(scored) if n == best]
+    # The value's rarest word, used by few memories, names the thing itself
+    # ("books about modernism": what else says modernism goes too).
+    df = {s: sum(s in w for w in words) for s in stems}
+    rare = min(sorted(stems), key=lambda s: df[s])
+    if 0 < df[rare] <= RARE_MAX and all(rare in words[i] for i in taken):
+        taken = sorted(set(taken) | {i for i, w in enumerate(words) if rare in w})
+    return [pool[i] for i in taken]
 
 
 _FUNCTION_WORDS = frozenset(
@@ -960,7 +970,8 @@ _FUNCTION_WORDS = frozenset(
     mein meine meinen meinem dein deine im am zu von mit yo no nos me te se ya es son he ha
     está estoy je tu il elle nous vous est suis ai ne pas ce ça ich du er sie es wir ist bin
     hab habe hat sind war nicht auch noch neu neue neues neuer nuevo nueva nouveau nouvelle
-    oye vale bueno also ok okay""".split()
+    oye vale bueno also ok okay about into onto over under after before during through
+    regarding concerning""".split()
 )
 
 
