@@ -248,7 +248,10 @@ class RequestExecutor:
                 for clause in kept
             ]
             replacements = self._rewrite(tenant, rewritten, plan.values, request, at)
-            extra = self._turns_saying(tenant, plan.values) + plan.turns
+            # turns that still say a value or an identifier of what went (an
+            # assistant's "Noted: PIN 4417" that became no memory of its own)
+            said_again = plan.values + _identifiers_in(removed + rewritten)
+            extra = self._turns_saying(tenant, said_again) + plan.turns
             turns = self.control._purge_rows(removed + rewritten, extra)
             self.recall.index_memories(created + replacements)
             report = ForgetReport(
