@@ -104,7 +104,7 @@ ECHO_SECONDS = 3600.0
 SLOT_OTHER = 0.15
 # Conclusions: bonus for a hedged statement, least score to act.
 CONCLUSION_HEDGE = 0.1
-CONCLUSION_MIN = 0.35
+CONCLUSION_MIN = 0.28  # targeting.QUERY_FLOOR: unrelated short texts stay below
 _HEDGE = re.compile(
     r"\b(?:sounds?\s+like|seems?|might|may\s+be|maybe|perhaps|could\s+be|i\s+wonder|"
     r"looks?\s+like|probably|suggests?|guess|assume|parece|quizás|tal\s+vez|semble|peut-être|"
@@ -227,7 +227,7 @@ class RequestExecutor:
                     plan.values.append(ident)
                     rewritten += more
             said = plan.values + self._salient(removed + rewritten)
-            if request.kind != "replacement":  # what the request turn says of what went
+            if request.kind == "inferential":  # "that thing you said about depression"
                 said += _shared_words(text, removed + rewritten)
             # A replacement's clause with the new value stays unless it says
             # the old one; other requests drop every clause naming a part.
@@ -427,9 +427,12 @@ class RequestExecutor:
         if not pool:
             return []
         probe = request.target if _core_words(request.target) else text
-        vecs = self.recall.embedder.embed([probe, text] + [t.text for t in pool])
+        # a conclusion is one hedged clause of a longer turn: compare clauses
+        clauses = [(t, c) for t in pool for c in split_clauses(t.text) if _HEDGE.search(c)]
+        vecs = self.recall.embedder.embed([probe, text] + [c for _, c in clauses])
         sims = np.maximum(vecs[2:] @ vecs[0], vecs[2:] @ vecs[1])
-        return [t for t, sim in zip(pool, sims, strict=True) if float(sim) >= CONCLUSION_MIN]
+        hit = {t.id for (t, _), sim in zip(clauses, sims, strict=True) if sim >= CONCLUSION_MIN}
+        return [t for t in pool if t.id in hit]
 
     def _conclusions(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[MemoryRow]:
         """What the assistant concluded that the request takes back: its

@@ -274,11 +274,12 @@ _EN = _Language(
                 |\s+(?:no\s+longer|don't|do\s+not)\s+need\s+to
                 |\s+was\s+(?:finally\s+)?able\s+to)\s+{_EN_T}"""),
         ),
-        # "I used to really like X, but ...": a preference that lapsed.
+        # "I used to really like X, but ...": a preference that lapsed ("I used
+        # to dislike X, but ..." is a new like, nothing to forget).
         _Rule(
             _LAPSE,
             _rx(r"""\bi\s+(?:actually\s+|really\s+|always\s+|honestly\s+)?used\s+to\s+(?:really\s+|actually\s+|absolutely\s+|quite\s+)?
-                (?:like|love|enjoy|prefer|adore|dislike|hate|be\s+(?:really\s+|very\s+)?into|
+                (?:like|love|enjoy|prefer|adore|be\s+(?:really\s+|very\s+)?into|
                 be\s+all\s+about|love\s+the\s+idea\s+of|
                 be\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of|think\s+i\s+(?:loved|liked))\s+
                 (?P<t>[^,.;!?]+?)(?=\s*(?:[,.;!?]|\s+but\b|\s+and\b|$))
