@@ -977,7 +977,10 @@ _FUNCTION_WORDS = frozenset(
     está estoy je tu il elle nous vous est suis ai ne pas ce ça ich du er sie es wir ist bin
     hab habe hat sind war nicht auch noch neu neue neues neuer nuevo nueva nouveau nouvelle
     oye vale bueno also ok okay about into onto over under after before during through
-    regarding concerning""".split()
+    regarding concerning pour avec dans sans plus très tout tous toute mais donc alors aussi
+    comme être avoir fait faire leur leurs cette para pero como muy todo todos toda esta este
+    esto cuando donde porque también sobre entre für aber noch nach sehr alle wenn dann schon
+    oder über""".split()
 )
 
 
