@@ -302,7 +302,7 @@ class RequestExecutor:
         for part, cut, listed in _parts(request, text):
             if request.kind == "inferential":
                 continue  # a conclusion is found as one (below), not as a slot or value
-            if _is_slot(part) and not request.completion:
+            if _is_slot(part, request.language) and not request.completion:
                 rows, how = self._slot_rows(tenant, part), "slot"
                 # one of several identifiers in the memory: cut just that one
                 plan.values += [v for r in rows if (v := slot_identifier(r.text, part))]
@@ -846,7 +846,7 @@ def _parts(request: ForgetRequest, text: str) -> list[tuple[str, bool, bool]]:
     target = _SPEECH_PREFIX.sub("", request.target.strip())
     if request.kind == "replacement":
         if not request.slot and target not in new:
-            out.append((target, not _is_slot(target), False))
+            out.append((target, not _is_slot(target, request.language), False))
     else:
         out += [(p, False, False) for p in _CONJUNCTION.split(target) if _core_words(p)]
     if request.kind in ("category", "compositional"):
@@ -861,10 +861,32 @@ def _parts(request: ForgetRequest, text: str) -> list[tuple[str, bool, bool]]:
 _VAGUE = re.compile(r"^(?:all|everything|anything|any|nada|alles|tout)\b", re.IGNORECASE)
 
 
-def _is_slot(part: str) -> bool:
+def _is_slot(part: str, language: str = "en") -> bool:
     """A slot phrase ("my home address", "the Tuesday appointment") rather
-    than a value: a determiner first, and no identifier in it."""
-    return bool(_DETERMINER.match(part.strip())) and not query_keys(part)
+    than a value: a determiner first, and no identifier or name in it ("the
+    idea of visiting the Maldives" names the Maldives; not tested in German,
+    which capitalises every noun)."""
+    # German capitalises every noun ("meine Handynummer"): no name test there
+    names = [part[m.start : m.end] for m in mentions(part)] if language != "de" else []
+    named = [
+        n
+        for n in names
+        if n.casefold() not in _CALENDAR_WORDS
+        and m_not_first(part, n)
+        and not (n.isupper() and len(n) <= 4)  # PIN, IBAN, GP: slot words
+    ]
+    return bool(_DETERMINER.match(part.strip())) and not query_keys(part) and not named
+
+
+def m_not_first(part: str, name: str) -> bool:
+    """A mention that is not just the part's capitalised first word."""
+    return not part.strip().startswith(name)
+
+
+_CALENDAR_WORDS = frozenset(
+    """monday tuesday wednesday thursday friday saturday sunday january february march april
+    may june july august september october november december""".split()
+)
 
 
 # A time or date is shared by unrelated facts ("Tuesday at 10:30", "Thursday at 10:30").

@@ -376,7 +376,8 @@ _EN = _Language(
         ),
         _Rule(
             _LAPSE,
-            _rx(r"""\bi\s+(?:(?:don't|do\s+not)(?=.*\bany\s*(?:more|longer)\b)|no\s+longer)\s+
+            _rx(r"""\bi\s+(?:actually\s+|really\s+|just\s+|honestly\s+)?(?:(?:don't|do\s+not)
+                (?=.*\bany\s*(?:more|longer)\b)|no\s+longer)\s+
                 (?P<t>(?:like|love|eat|drink|play|watch|
                 use|smoke|drive|live|work|date|see|follow|listen\s+to|go\s+to|support|take|own|
                 practi[cs]e|do)\b[^.!?;,]*?)(?:\s+(?:any\s*more|any\s+longer)|(?<=\S)(?=\s*(?:[.!?;,]|$)))"""),
