@@ -43,40 +43,47 @@ from typing import Any
 import numpy as np
 
 from unrecall.control.operations import ControlPlane, Tenant
+from unrecall.control.request_parts import (
+    SPEECH_PREFIX,
+    TASK,
+    best_by_stems,
+    core_stems,
+    core_words,
+    identifiers_in,
+    is_request_clause,
+    is_slot,
+    long_stems,
+    longest_prefix,
+    name_keys_in,
+    names_someone,
+    owned_by,
+    parts,
+    segments_naming,
+    shared_words,
+    slot_identifier,
+    slot_kinds,
+    slot_owner,
+    topics_of,
+    without,
+)
 from unrecall.control.targeting import matchers, matching_memories, matching_turns, semantic
 from unrecall.dialogue.requests import ForgetRequest, topic_categories
 from unrecall.dialogue.windows import names_last_session, window
 from unrecall.errors import InvalidInput
 from unrecall.recall.categories import categories
 from unrecall.recall.clauses import split_clauses
-from unrecall.recall.identifiers import extract as extract_identifiers
 from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.identifiers import query_keys
 from unrecall.recall.lexical import (
     STOPWORDS,
     content_overlap,
     content_words,
-    stem,
-    words,
+    text_keys,
 )
 from unrecall.recall.names import mentions, name_keys
 from unrecall.records import ACTIVE, STATES, ForgetReport
 from unrecall.storage.base import MemoryRow, TurnRow
 
-# Quoted spans: 'x', "x", “x”, ‘x’, «x», „x“. An apostrophe inside a word
-# ("user's") never opens one.
-_QUOTED = re.compile(r"(?<!\w)['\"“‘«„]([^'\"“”‘’«»„]{3,200}?)['\"”’»“](?!\w)")
-# Words that qualify a slot rather than name it ("my old address").
-_QUALIFIERS = frozenset(
-    "old previous former earlier outdated current new last first entire whole also too "
-    "anymore any more longer".split()
-)
-# Words of request and completion verbs that are no part of a value.
-_REQUEST_WORDS = frozenset(
-    """forget delete remove erase drop clear scratch track keep remember finish finished
-    finishing complete completed done need needed want planning plan list todo to-do task
-    tasks item items calendar event events""".split()
-)
 # A memory whose words are mostly the value is the value: delete it whole.
 _REST_MIN_WORDS = 4
 # How many of a session's latest user memories an assistant turn may repeat.
@@ -111,10 +118,6 @@ _HEDGE = re.compile(
     r"scheint|vielleicht|wohl)\b",
     re.IGNORECASE,
 )
-# A value's rarest word names the thing when at most this many memories use it.
-RARE_MAX = 5
-# Share of a value's content stems a memory must hold to match by stems.
-STEM_SHARE = 0.6
 # An assistant clause repeating this share of a removed memory is a copy.
 _COPY_OVERLAP = 0.6
 
@@ -149,7 +152,7 @@ class RequestExecutor:
             self._said.pop(other, None)
         guard = self._echoes.setdefault(key, [])
         for value in values:
-            stems = self._stem_digests(" ".join(_core_words(value)))
+            stems = self._stem_digests(" ".join(core_words(value)))
             if stems:
                 guard.append(stems)
 
@@ -184,12 +187,12 @@ class RequestExecutor:
         recent = self._said.get((tenant.key, session))
         if not recent:
             return []
-        keys = text_keys_of(text)
+        keys = text_keys(text)
         return [
             r.id
             for r in self.storage.memories_by_id(recent)
             if r.state == ACTIVE
-            and ((keys & text_keys_of(r.text)) or content_overlap(text, r.text) >= _COPY_OVERLAP)
+            and ((keys & text_keys(r.text)) or content_overlap(text, r.text) >= _COPY_OVERLAP)
         ]
 
     def link(self, tenant: Tenant, memory_ids: list[int], turn_uid: str) -> None:
@@ -217,18 +220,18 @@ class RequestExecutor:
             removed, rewritten = self._split(rows, plan.values)
             # An identifier of a removed memory said again in another one
             # ("... which is why I mix 4417 up") is cut out of that one too.
-            for ident in _identifiers_in(removed):
+            for ident in identifiers_in(removed):
                 taken = {r.id for r in removed + rewritten}
                 found, _ = self._match_value(tenant, ident)
                 more = [
-                    r for r in found if r.id not in taken and _without(r.text, [ident]) is not None
+                    r for r in found if r.id not in taken and without(r.text, [ident]) is not None
                 ]
                 if more:
                     plan.values.append(ident)
                     rewritten += more
             said = plan.values + self._salient(removed + rewritten)
             if request.kind == "inferential":  # "that thing you said about depression"
-                said += _shared_words(text, removed + rewritten)
+                said += shared_words(text, removed + rewritten)
             # A replacement's clause with the new value stays unless it says
             # the old one; other requests drop every clause naming a part.
             named = [] if request.kind == "replacement" else plan.named
@@ -250,7 +253,7 @@ class RequestExecutor:
             replacements = self._rewrite(tenant, rewritten, plan.values, request, at)
             # turns that still say a value or an identifier of what went (an
             # assistant's "Noted: PIN 4417" that became no memory of its own)
-            said_again = plan.values + _identifiers_in(removed + rewritten)
+            said_again = plan.values + identifiers_in(removed + rewritten)
             extra = self._turns_saying(tenant, said_again) + plan.turns
             turns = self.control._purge_rows(removed + rewritten, extra)
             self.recall.index_memories(created + replacements)
@@ -283,7 +286,7 @@ class RequestExecutor:
         # an identifier of what went (not any capitalised word of it: "my
         # English is ok" going must not silence every later "English").
         self._guard(
-            tenant, session_id, plan.values + plan.named + _identifiers_in(removed + rewritten)
+            tenant, session_id, plan.values + plan.named + identifiers_in(removed + rewritten)
         )
         return report
 
@@ -299,39 +302,39 @@ class RequestExecutor:
         found: dict[int, MemoryRow] = {}
         segments: list[tuple[int, str]] = []
         plan = _Plan()
-        for part, cut, listed in _parts(request, text):
+        for part, cut, listed in parts(request, text):
             if request.kind == "inferential":
                 continue  # a conclusion is found as one (below), not as a slot or value
-            if _is_slot(part, request.language) and not request.completion:
+            if is_slot(part, request.language) and not request.completion:
                 rows, how = self._slot_rows(tenant, part), "slot"
                 # one of several identifiers in the memory: cut just that one
                 plan.values += [v for r in rows if (v := slot_identifier(r.text, part))]
             else:
                 rows, how = self._match_value(tenant, part)
                 if request.completion:  # "I finished X" retires the task, not X
-                    rows = [r for r in rows if _TASK.search(r.text)]
+                    rows = [r for r in rows if TASK.search(r.text)]
             if listed:
                 rows = self._related(rows, request)
-                owner = _owner(_SPEECH_PREFIX.sub("", request.target.strip()))
-                if _owner(part) in (None, "her", "his") and owner is not None:
-                    rows = [r for r in rows if _owned_by(r.text, owner)]
+                owner = slot_owner(SPEECH_PREFIX.sub("", request.target.strip()))
+                if slot_owner(part) in (None, "her", "his") and owner is not None:
+                    rows = [r for r in rows if owned_by(r.text, owner)]
             plan.named.append(part)
             # and the names in it: "Kenzie's name" names Kenzie
             plan.named += [part[m.start : m.end] for m in mentions(part)]
             if not cut:  # "a fitting on the 3rd, and my eye test on the 13th": one item
-                segments += [(r.id, seg) for r in rows for seg in _segments_naming(r.text, part)]
+                segments += [(r.id, seg) for r in rows for seg in segments_naming(r.text, part)]
             if rows:
                 found.update({r.id: r for r in rows})
                 plan.match = how if plan.match == "none" else plan.match
                 if cut:
                     plan.values.append(part)
         whole: set[int] = set()
-        if request.kind == "category" and _topics_of(request):
-            owner = _owner(_SPEECH_PREFIX.sub("", request.target.strip()))
+        if request.kind == "category" and topics_of(request):
+            owner = slot_owner(SPEECH_PREFIX.sub("", request.target.strip()))
             rows = [
                 r
                 for r in self._memories(tenant, STATES)
-                if self._topics(r, request) and _owned_by(r.text, owner)
+                if self._topics(r, request) and owned_by(r.text, owner)
             ]
             found.update({r.id: r for r in rows})
             whole = {r.id for r in rows}  # on the topic: goes whole, no item cut
@@ -358,7 +361,7 @@ class RequestExecutor:
         if not rows:
             return rows
         vecs = self.recall.embedder.embed([request.target] + [r.text for r in rows])
-        topics = _topics_of(request)
+        topics = topics_of(request)
         return [
             r
             for r, v in zip(rows, vecs[1:], strict=True)
@@ -371,25 +374,25 @@ class RequestExecutor:
         """True when a memory is about one of the request's topic categories,
         read with the English lexicon and the request language's own."""
         found = categories(row.text) | topic_categories(row.text, request.language)
-        return bool(found & _topics_of(request))
+        return bool(found & topics_of(request))
 
     def _slot_rows(self, tenant: Tenant, part: str) -> list[MemoryRow]:
         """The memory a slot phrase names ("my personal mobile", "mon numéro
         de sécu"): among memories holding an identifier of the slot's kind,
         sharing a word with it or on its topic, the best by meaning, plus
         restatements of it."""
-        core = _core_stems(part)
-        kinds = _slot_kinds(part)
+        core = core_stems(part)
+        kinds = slot_kinds(part)
         topics = categories(part)
-        owner = _owner(part)
+        owner = slot_owner(part)
         pool = []
         for r in self._memories(tenant, (ACTIVE,)):
-            if not _owned_by(r.text, owner):
+            if not owned_by(r.text, owner):
                 continue  # "my car reg" is not "Salma's car reg"
             bonus = SLOT_WORD * min(2, len(core & content_words(r.text)))
             if kinds and kinds & {k.split(":", 1)[0] for k in identifier_keys(r.text)}:
                 bonus += SLOT_KIND
-                if owner == "me" and _names_someone(r.text):
+                if owner == "me" and names_someone(r.text):
                     bonus -= SLOT_OTHER  # "Mein Mann Florian hat 0660 ...": his number
             if bonus or (topics and topics & categories(r.text)):
                 pool.append((r, bonus))
@@ -426,7 +429,7 @@ class RequestExecutor:
         ]
         if not pool:
             return []
-        probe = request.target if _core_words(request.target) else text
+        probe = request.target if core_words(request.target) else text
         # a conclusion is one hedged clause of a longer turn: compare clauses
         clauses = [(t, c) for t in pool for c in split_clauses(t.text) if _HEDGE.search(c)]
         vecs = self.recall.embedder.embed([probe, text] + [c for _, c in clauses])
@@ -446,7 +449,7 @@ class RequestExecutor:
         pool = [r for r in pool if _HEDGE.search(r.text)] or pool
         if not pool:
             return []
-        probe = request.target if len(_core_words(request.target)) >= 1 else text
+        probe = request.target if len(core_words(request.target)) >= 1 else text
         probe = re.sub(r"\b(?:conclusion|assumption|guess|impression|idea|theory|label)s?\b",
                        "", probe)  # fmt: skip
         vecs = self.recall.embedder.embed([probe, text] + [r.text for r in pool])
@@ -481,18 +484,18 @@ class RequestExecutor:
             if rows:
                 return rows, matcher.kind
         pool = self._memories(tenant, STATES)
-        names = _name_keys_in(value)
+        names = name_keys_in(value)
         if names:  # "the idea of traveling to Australia": what names Australia
             rows = [r for r in pool if names & name_keys(r.text)]
             if rows:
                 return rows, "entity"
-        return _best_by_stems(pool, value), "terms"
+        return best_by_stems(pool, value), "terms"
 
     @staticmethod
     def _specific(value: str) -> bool:
         """A value with two or more content words beyond slot words, or a name
         or number: specific enough to match as a phrase."""
-        core = _core_words(value)
+        core = core_words(value)
         return len(core) >= 2 or any(w[:1].isupper() or w[:1].isdigit() for w in core)
 
     def _in_window(
@@ -549,13 +552,11 @@ class RequestExecutor:
         digits = re.sub(r"\D", "", request.new_value or "")
         if len(digits) < 6:
             return []
-        near = [
-            r for r in self._memories(tenant, (ACTIVE,)) if _longest_prefix(r.text, digits) >= 4
-        ]
+        near = [r for r in self._memories(tenant, (ACTIVE,)) if longest_prefix(r.text, digits) >= 4]
         if not near:
             return []
-        longest = max(_longest_prefix(r.text, digits) for r in near)
-        best = [r for r in near if _longest_prefix(r.text, digits) == longest]
+        longest = max(longest_prefix(r.text, digits) for r in near)
+        best = [r for r in near if longest_prefix(r.text, digits) == longest]
         return best if len(best) == 1 else []
 
     def _slot(self, tenant: Tenant, request: ForgetRequest, text: str) -> list[MemoryRow]:
@@ -567,7 +568,7 @@ class RequestExecutor:
         new = request.new_value or ""
         kinds = {k.split(":", 1)[0] for k in query_keys(new)} - {"number", "compact", "code"}
         said = text.replace(new, " ") if new else text
-        found = [r for r in self._slot_rows(tenant, text) if _without(r.text, [new]) is None]
+        found = [r for r in self._slot_rows(tenant, text) if without(r.text, [new]) is None]
         if found:
             return found
         if kinds:  # a new phone number replaces a phone number
@@ -579,7 +580,7 @@ class RequestExecutor:
             if same:
                 vecs = self.recall.embedder.embed([said] + [r.text for r in same])
                 return [same[int((vecs[1:] @ vecs[0]).argmax())]]
-        target = request.target if _core_words(request.target) else said
+        target = request.target if core_words(request.target) else said
         return semantic(self.recall, tenant.id, target, tenant.covers, f"{target} {new}").rows
 
     def _copies(self, tenant: Tenant, rows: list[MemoryRow]) -> list[MemoryRow]:
@@ -603,7 +604,7 @@ class RequestExecutor:
                 or content_overlap(cand.text, r.text) >= _COPY_OVERLAP
                 or (
                     0 <= cand.created_at - r.created_at <= ECHO_SECONDS
-                    and (sal & tokens or len(_long_stems(cand.text) & _long_stems(r.text)) >= 2)
+                    and (sal & tokens or len(long_stems(cand.text) & long_stems(r.text)) >= 2)
                 )
                 for r, k, sal in zip(rows, keys, salient, strict=True)
             ):
@@ -616,8 +617,8 @@ class RequestExecutor:
         """Rows to delete whole, and rows a literal value is cut out of."""
         removed, rewritten = [], []
         for row in rows:
-            rest = _without(row.text, values)
-            if rest is not None and len(_core_words(rest)) >= _REST_MIN_WORDS:
+            rest = without(row.text, values)
+            if rest is not None and len(core_words(rest)) >= _REST_MIN_WORDS:
                 rewritten.append(row)
             else:
                 removed.append(row)
@@ -637,7 +638,7 @@ class RequestExecutor:
         out = []
         sources = self.storage.sources([r.id for r in rows])
         for row in rows:
-            text = _without(row.text, values, new_value) or ""
+            text = without(row.text, values, new_value) or ""
             out.append(
                 self.control._derive(
                     tenant,
@@ -668,7 +669,7 @@ class RequestExecutor:
         what = ", ".join(sorted(request.categories)) or request.kind
         marker = f"[asked to forget: {what}]"
         # A replacement's target names the slot the new value keeps ("I moved to").
-        named = request.kind != "replacement" and _core_words(request.target)
+        named = request.kind != "replacement" and core_words(request.target)
         values = [*said, request.target] if named else said
         new = (request.new_value or "").casefold()
         old = request.target if request.kind == "replacement" and not request.slot else ""
@@ -676,16 +677,16 @@ class RequestExecutor:
         values = values + rejected
         kept = []
         for clause in split_clauses(text):
-            if new and _without(clause, [new]) is not None:
+            if new and without(clause, [new]) is not None:
                 # the new value stays; the old one said beside it is cut
                 # ("I moved to Lisbon, not Porto anymore" -> "I moved to Lisbon")
-                rest = _without(clause, rejected) or clause
-                if _without(_without(rest, [new]) or "", values) is None:
+                rest = without(clause, rejected) or clause
+                if without(without(rest, [new]) or "", values) is None:
                     kept.append(rest)
                 continue
-            if _without(clause, values) is not None:
+            if without(clause, values) is not None:
                 continue  # holds a forgotten value or names the target
-            if not _is_request_clause(clause):
+            if not is_request_clause(clause):
                 kept.append(clause)
         return " ".join([marker, *kept]), kept
 
@@ -701,379 +702,3 @@ class RequestExecutor:
                 if i > 0 and w[:1].isupper() and w.casefold() not in STOPWORDS
             ]
         return out
-
-
-# Slot words -> identifier kinds a value of that slot has.
-_SLOT_WORDS: dict[str, frozenset[str]] = {}
-for _kinds, _words in (
-    (("phone", "phone_nsn", "compact"), "phone mobile cell number line handy nummer handynummer "
-     "telefon telefonnummer teléfono telefono móvil movil numéro numero portable celular"),
-    (("email", "email_tag"), "email e-mail mail correo courriel"),
-    (("iban",), "iban bank konto cuenta compte account"),
-    (("card", "number", "compact"), "card tarjeta carte karte kreditkarte"),
-    (("ssn", "number", "compact", "code", "ticket"), "ssn social security insurance sécu secu "
-     "steuer-id steuer tax medicare nir dni nie passport pasaporte licence license licencia "
-     "badge permit reg registration plate reference room policy id"),
-    (("secret", "number", "code", "compact"), "password passwort contraseña passe pin code "
-     "passcode código codigo"),
-):  # fmt: skip
-    for _w in _words.split():
-        _SLOT_WORDS[_w] = _SLOT_WORDS.get(_w, frozenset()) | frozenset(_kinds)
-
-
-_FIRST_PERSON = re.compile(
-    r"^(?:my|our|mine|mi|mis|nuestr[oa]s?|mon|ma|mes|notre|nos|mein\w*|unser\w*)\b",
-    re.IGNORECASE,
-)
-_FIRST_PERSON_INSIDE = re.compile(r"\b(?:de|of|von)\s+(?:my|mi|mon|ma|meine\w*)\b", re.I)
-# "Salma's", "Florians Handynummer", "la tarjeta de Elena": someone else's.
-_OTHERS = re.compile(
-    r"\b(?!(?:It|That|What|There|Here|He|She|Let|Who|Where|Everyone|Nobody)['’]s\b)"
-    r"([A-ZÀ-Þ][\w-]+)(?:['’]s\b|s\s+(?=(?:Handy|Telefon|E-Mail|Mail|Adresse|Geburtstag|"
-    r"Daten|Passwort|Konto|IBAN)\w*))"
-    r"|\b(?:de|d'|von)\s+([A-ZÀ-Þ][\w-]+)",
-)
-
-
-_KIN_OWNER = re.compile(
-    r"\b(?:my\s+)?(?:mom|mum|mother|dad|father|sister|brother|son|daughter|wife|husband|"
-    r"partner|grandma|grandpa|aunt|uncle|cousin)['’]s\b",
-    re.IGNORECASE,
-)
-
-
-def _topics_of(request: ForgetRequest) -> set[str]:
-    """A request's topic categories, without the one its owner brings in
-    ("my dad's immigration case" is not about family in general)."""
-    target = request.target
-    if not _KIN_OWNER.search(target):
-        return set(request.categories)
-    return set(topic_categories(_KIN_OWNER.sub(" ", target), request.language))
-
-
-def _owner(part: str) -> str | None:
-    """Whose slot a phrase names: "me" for "my ...", a name for "Salma's
-    ...", None when it does not say."""
-    if _FIRST_PERSON.match(part.strip()) or _FIRST_PERSON_INSIDE.search(part):
-        return "me"
-    m = _OTHERS.search(part)
-    return (m.group(1) or m.group(2)) if m else None
-
-
-def _owned_by(text: str, owner: str | None) -> bool:
-    """Whether a memory can hold the slot of ``owner``: one about someone
-    else's slot ("Salma's car reg is ...") is not the user's, and one about
-    the user's is not Salma's."""
-    if owner is None:
-        return True
-    others = {m.group(1) or m.group(2) for m in _OTHERS.finditer(text)}
-    if owner == "me":
-        return not others or bool(_MY_SLOT.search(text))
-    return owner in others or bool(name_keys(owner) & name_keys(text))
-
-
-# "my card", "mi tarjeta": a slot the user owns, next to the possessive
-# (not "my wife Elena's card").
-_MY_SLOT = re.compile(
-    r"\b(?:my|mi|mis|mon|ma|mes|mein\w*)\s+(?!(?:wife|husband|partner|mum|mom|mother|dad|"
-    r"father|sister|brother|son|daughter|friend|boss|colleague|mujer|esposa|marido|madre|padre|"
-    r"hermana|hermano|femme|mari|mère|père|sœur|frère|frau|mann|mutter|vater|schwester|bruder)\b)",
-    re.IGNORECASE,
-)
-
-
-def _names_someone(text: str) -> bool:
-    """True when a text mentions a person by name (beyond its first word)."""
-    return any(m.start > 0 for m in mentions(text))
-
-
-def slot_identifier(text: str, part: str) -> str | None:
-    """In a memory holding several identifiers ("Work email a@x.com, personal
-    b@y.com"), the one of the slot's kind its own words introduce."""
-    kinds = _slot_kinds(part)
-    every = extract_identifiers(text)
-    found = [i for i in every if i.kind in kinds]
-    if len({(i.start, i.end) for i in every}) < 2:  # one value, several keys
-        return None
-    core = {stem(w.casefold()) for w in _core_words(part)}
-    cues = [m.end() for m in re.finditer(r"[\w'-]+", text) if stem(m.group(0).casefold()) in core]
-    scored = [(min((i.start - c for c in cues if c <= i.start), default=None), i) for i in found]
-    near = [(d, i) for d, i in scored if d is not None]
-    if not near:  # no slot word before it: the one identifier of that kind, if one
-        spans = {(i.start, i.end) for i in found}
-        return text[found[0].start : found[0].end] if len(spans) == 1 else None
-    _, best = min(near, key=lambda x: x[0])
-    return text[best.start : best.end]
-
-
-def _slot_kinds(part: str) -> frozenset[str]:
-    """Identifier kinds the slot a phrase names would hold."""
-    out: frozenset[str] = frozenset()
-    for w in re.findall(r"[\w'-]+", part.casefold()):
-        out |= _SLOT_WORDS.get(w, frozenset())
-    return out
-
-
-# "what I said about", "everything about", "the stuff on": speech around a slot.
-_SPEECH_PREFIX = re.compile(
-    r"^(?:(?:what|everything|anything|all|the\s+(?:stuff|things?|bits?))\s+(?:that\s+)?"
-    r"(?:i\s+(?:said|told\s+you|mentioned|shared)\s+)?(?:about|on|regarding|of)\s+"
-    r"|lo\s+que\s+te\s+\w+\s+(?:de|sobre)\s+|ce\s+que\s+je\s+t'ai\s+\w+\s+(?:de|sur)\s+)",
-    re.IGNORECASE,
-)
-_DETERMINER = re.compile(
-    r"^(?:my|our|her|his|their|the|mi|mis|su|sus|el|la|los|las|mon|ma|mes|son|sa|ses|le|"
-    r"mein|meine|meinen|meinem|meiner|ihre|ihren|seine|seinen|die|den|das|der)\b",
-    re.IGNORECASE,
-)
-_CONJUNCTION = re.compile(
-    r"\s*(?:,|;|\band\b|\bor\b|\by\b|\be\b|\bet\b|\bou\b|\bund\b|\boder\b|&)\s*",
-    re.IGNORECASE,
-)
-_LIST_ITEM = re.compile(r"^[\w'’ .-]{2,40}$")
-
-
-def _parts(request: ForgetRequest, text: str) -> list[tuple[str, bool, bool]]:
-    """What a request names, one part per thing, each with whether it is a
-    value to cut out of a longer memory (quoted items, a replaced old value)
-    rather than a slot whose memory goes whole, and whether it is an item
-    listed beside the request ("... my health stuff. The therapist, the
-    meds") that only counts where it relates to the request's target."""
-    out: list[tuple[str, bool, bool]] = [
-        (m.group(1).strip(), True, False) for m in _QUOTED.finditer(text)
-    ]
-    new = request.new_value or ""
-    target = _SPEECH_PREFIX.sub("", request.target.strip())
-    if request.kind == "replacement":
-        if not request.slot and target not in new:
-            out.append((target, not _is_slot(target, request.language), False))
-    else:
-        out += [(p, False, False) for p in _CONJUNCTION.split(target) if _core_words(p)]
-    if request.kind in ("category", "compositional"):
-        # "... my health stuff. The therapist, the meds, the panic attacks."
-        for sentence in re.split(r"(?<=[.!?:])\s+", text):
-            items = [i.strip(" .!?") for i in _CONJUNCTION.split(sentence) if i.strip(" .!?")]
-            if len(items) >= 2 and all(_LIST_ITEM.match(i) and len(i.split()) <= 4 for i in items):
-                out += [(i, False, True) for i in items if _core_words(i) and not _VAGUE.match(i)]
-    return list(dict.fromkeys(part for part in out if part[0]))
-
-
-_VAGUE = re.compile(r"^(?:all|everything|anything|any|nada|alles|tout)\b", re.IGNORECASE)
-
-
-def _is_slot(part: str, language: str = "en") -> bool:
-    """A slot phrase ("my home address", "the Tuesday appointment") rather
-    than a value: a determiner first, and no identifier or name in it ("the
-    idea of visiting the Maldives" names the Maldives; not tested in German,
-    which capitalises every noun)."""
-    # German capitalises every noun ("meine Handynummer"): no name test there
-    names = [part[m.start : m.end] for m in mentions(part)] if language != "de" else []
-    named = [
-        n
-        for n in names
-        if n.casefold() not in _CALENDAR_WORDS
-        and m_not_first(part, n)
-        and not (n.isupper() and len(n) <= 4)  # PIN, IBAN, GP: slot words
-    ]
-    return bool(_DETERMINER.match(part.strip())) and not query_keys(part) and not named
-
-
-def m_not_first(part: str, name: str) -> bool:
-    """A mention that is not just the part's capitalised first word."""
-    return not part.strip().startswith(name)
-
-
-_CALENDAR_WORDS = frozenset(
-    """monday tuesday wednesday thursday friday saturday sunday january february march april
-    may june july august september october november december""".split()
-)
-
-
-# A time or date is shared by unrelated facts ("Tuesday at 10:30", "Thursday at 10:30").
-_TIME_LIKE = re.compile(r"^\d{1,2}[:.h]\d{2}$|^\d{1,4}[-./]\d{1,2}(?:[-./]\d{1,4})?$")
-
-
-# Items of a list inside one memory: "X on Tuesday and the dentist on Thursday".
-_SEGMENT = re.compile(
-    r"\s*;\s*|,?\s+and\s+(?=(?:my|the|a|an|his|her|our)\b)|,\s+(?=(?:my|the|a|an)\b)"
-)
-
-
-def _segments_naming(text: str, part: str) -> list[str]:
-    """The list items of a memory that a part names, when other items of the
-    same memory do not: those are cut, the rest of the memory stays."""
-    pieces = [p for p in _SEGMENT.split(text) if p.strip()]
-    if len(pieces) < 2:
-        return []
-    core = {stem(w.casefold()) for w in _core_words(part)}
-    if not core:
-        return []
-    named = [p for p in pieces if core & content_words(p)]
-    best = max((len(core & content_words(p)) for p in named), default=0)
-    named = [p for p in named if len(core & content_words(p)) == best]
-    if not named or len(named) == len(pieces):
-        return []
-    return [p.strip(" ,.") for p in named]
-
-
-def _longest_prefix(text: str, digits: str) -> int:
-    """Longest digit prefix an identifier of ``text`` shares with ``digits``."""
-    return max(
-        (_shared_prefix(re.sub(r"\D", "", text[i.start : i.end]), digits)
-         for i in extract_identifiers(text)),
-        default=0,
-    )  # fmt: skip
-
-
-def _shared_prefix(a: str, b: str) -> int:
-    """Length of the common prefix of two digit strings."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _identifiers_in(rows: list[MemoryRow]) -> list[str]:
-    """Identifiers as written in some memories (numbers, codes, emails...)."""
-    out: list[str] = []
-    for r in rows:
-        found = extract_identifiers(r.text)
-        # whole identifiers only: "MA19" inside "MA19 XKD" is no identifier of its own
-        out += [
-            r.text[i.start : i.end]
-            for i in found
-            if not _TIME_LIKE.match(r.text[i.start : i.end])
-            and not any(
-                o.start <= i.start and i.end <= o.end and o.end - o.start > i.end - i.start
-                for o in found
-            )
-        ]
-    return list(dict.fromkeys(out))
-
-
-def text_keys_of(text: str) -> set[str]:
-    """Identifier and name keys of a text (what makes two mentions the same)."""
-    return identifier_keys(text) | name_keys(text)
-
-
-def _name_keys_in(value: str) -> set[str]:
-    """Keys of the names a value mentions (whole names, not their parts)."""
-    keys: set[str] = set()
-    for m in mentions(value, query=True):
-        whole = {k for k in m.keys if k.startswith("name:")}
-        keys |= whole if len(m.parts) > 1 else {f"part:{m.parts[0]}"}
-    return keys
-
-
-def _best_by_stems(pool: list[MemoryRow], value: str) -> list[MemoryRow]:
-    """Memories sharing the most content stems with a value, when they cover
-    at least ``STEM_SHARE`` of them ("finished preparing the lecture
-    materials" ~ "Prepare lecture materials"); for a one-word value, every
-    memory with that word in any inflection ("spirituals" ~ "spiritual")."""
-    stems = {stem(w.casefold()) for w in _core_words(value)}
-    if len(stems) == 1:  # "I used to like opera": what mentions opera
-        return [r for r in pool if stems <= content_words(r.text)]
-    if not stems:
-        return []
-    words = [content_words(r.text) for r in pool]
-    scored = [len(stems & w) for w in words]
-    best = max(scored, default=0)
-    if best < 2 or best / len(stems) < STEM_SHARE:
-        return []
-    taken = [i for i, n in enumerate(scored) if n == best]
-    # The value's rarest word, used by few memories, names the thing itself
-    # ("books about modernism": what else says modernism goes too).
-    df = {s: sum(s in w for w in words) for s in stems}
-    rare = min(sorted(stems), key=lambda s: df[s])
-    if 0 < df[rare] <= RARE_MAX and all(rare in words[i] for i in taken):
-        taken = sorted(set(taken) | {i for i, w in enumerate(words) if rare in w})
-    return [pool[i] for i in taken]
-
-
-_FUNCTION_WORDS = frozenset(
-    """de del la el los las mi mis tu tus su sus y o en un una que lo le les du des et ou
-    mon ma mes ton ta tes son sa ses au aux der die das den dem des und oder ein eine einen
-    mein meine meinen meinem dein deine im am zu von mit yo no nos me te se ya es son he ha
-    está estoy je tu il elle nous vous est suis ai ne pas ce ça ich du er sie es wir ist bin
-    hab habe hat sind war nicht auch noch neu neue neues neuer nuevo nueva nouveau nouvelle
-    oye vale bueno also ok okay about into onto over under after before during through
-    regarding concerning pour avec dans sans plus très tout tous toute mais donc alors aussi
-    comme être avoir fait faire leur leurs cette para pero como muy todo todos toda esta este
-    esto cuando donde porque también sobre entre für aber noch nach sehr alle wenn dann schon
-    oder über""".split()
-)
-
-
-def _shared_words(text: str, rows: list[MemoryRow]) -> list[str]:
-    """Words of ``text`` (of five letters or more, no stopwords) that removed
-    memories also say: "that thing you said about depression" after the
-    conclusion about depression went."""
-    gone: set[str] = set()
-    for r in rows:
-        gone |= content_words(r.text)
-    return [
-        w
-        for w in dict.fromkeys(re.findall(r"[^\W\d_]{5,}", text))
-        if w.casefold() not in STOPWORDS and stem(w.casefold()) in gone
-    ]
-
-
-def _long_stems(text: str) -> set[str]:
-    """Stems of a text's content words of four letters or more, in any of
-    the four languages (function words dropped)."""
-    return {s for s in _core_stems(text) if len(s) >= 4}
-
-
-def _core_stems(value: str) -> set[str]:
-    """Stems of a value's content words, compounds split ("Elster-Passwort")."""
-    return {
-        stem(x) for w in _core_words(value) for x in re.split(r"[-'’]", w.casefold()) if len(x) > 1
-    }
-
-
-def _core_words(value: str) -> list[str]:
-    """Content words of a value without slot qualifiers and request verbs."""
-    return [
-        w
-        for w in re.findall(r"[\w'-]+", value)
-        if w.casefold() not in STOPWORDS
-        and w.casefold() not in _FUNCTION_WORDS
-        and w.casefold() not in _QUALIFIERS
-        and w.casefold() not in _REQUEST_WORDS
-        and len(w) > 1
-    ]
-
-
-def _without(text: str, values: Sequence[str], new_value: str | None = None) -> str | None:
-    """``text`` with every literal value cut out (or replaced by
-    ``new_value``), or None when none occurs in it as written."""
-    out = text
-    for value in values:
-        if not value:
-            continue
-        pattern = re.compile(rf"(?<!\w)['\"“‘«„]?{re.escape(value)}['\"”’»“]?(?!\w)", re.I)
-        out = pattern.sub(new_value if new_value is not None else "", out)
-    if out == text:
-        return None
-    out = re.sub(r"\s+([,.;:!?])", r"\1", re.sub(r"\s{2,}", " ", out)).strip(" ,;")
-    return re.sub(r"(?:,\s*){2,}", ", ", out)
-
-
-# What a task, plan or event memory says ("add X to my to-do list").
-_TASK = re.compile(
-    r"\b(?:to-?do|tasks?|list|remind(?:er)?|need\s+to|have\s+to|plan(?:s|ned|ning)?|"
-    r"schedul\w*|appointments?|meetings?|events?|calendar|deadline|errands?|track)\b",
-    re.IGNORECASE,
-)
-_REQUEST_CLAUSE = re.compile(
-    r"\b(?:forget|delete|remove|erase|wipe|scratch|drop|don't\s+keep|stop\s+remembering|"
-    r"no\s+longer\s+need|never\s+mind|olvida|borra|elimina|oublie|efface|supprime|vergiss|"
-    r"lösch|entfern)",
-    re.IGNORECASE,
-)
-
-
-def _is_request_clause(clause: str) -> bool:
-    return bool(_REQUEST_CLAUSE.search(clause)) or not words(clause)
