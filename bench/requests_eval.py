@@ -9,7 +9,8 @@ The corpus was written alongside the detector, so it also reports two
 checks on text it was not written for: false positives on every user turn of
 the Memora development sessions that add or change nothing (the dataset
 beside this repository, skipped when absent), and detection of the request
-turns of the unlearning suite.
+turns of the unlearning suite and of the held-out dialogues written later by
+someone who had not read the detector.
 
     python bench/requests_eval.py [corpus.jsonl]
 """
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "forget_requests.jsonl"
 MEMORA = ROOT.parent / "shared" / "datasets" / "memora" / "weekly"
 SUITE = ROOT / "src" / "unrecall" / "bench" / "data" / "unlearning_suite.json"
+HELDOUT = ROOT / "src" / "unrecall" / "bench" / "data" / "unlearning_heldout.json"
 
 
 def load(path: Path) -> list[dict]:
@@ -109,6 +111,8 @@ def main(argv: list[str]) -> int:
 
 def external() -> None:
     """Detection on text the corpus was not written for."""
+    for name, path in (("unlearning suite", SUITE), ("held-out dialogues", HELDOUT)):
+        _suite_detection(name, path)
     if MEMORA.is_dir():
         turns = [
             t["message"]
@@ -124,7 +128,11 @@ def external() -> None:
         )
         for t in hits:
             print(f"  {t}")
-    suite = json.loads(SUITE.read_text(encoding="utf-8"))
+
+
+def _suite_detection(name: str, path: Path) -> None:
+    """Request turns detected (and with their type) in a dialogue suite."""
+    suite = json.loads(path.read_text(encoding="utf-8"))
     asks = [
         (t["u"], r["type"])
         for dl in suite["dialogues"]
@@ -143,7 +151,7 @@ def external() -> None:
     ]
     found = [(detect(u), kind) for u, kind in asks]
     print(
-        f"unlearning suite: {sum(f is not None for f, _ in found)}/{len(asks)} request turns "
+        f"{name}: {sum(f is not None for f, _ in found)}/{len(asks)} request turns "
         f"detected, {sum(f is not None and f.kind == k for f, k in found)} with their type; "
         f"{sum(detect(u) is not None for u in plain)}/{len(plain)} other user turns detected"
     )
