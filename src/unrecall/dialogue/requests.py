@@ -153,6 +153,7 @@ _EN_OBJ = r"""(?=(?:about\s+|all\s+about\s+)?(?:
        discussed|brought|sent|typed|emailed|texted|pasted|uploaded|posted|listed|showed)\b
   | the\s+(?:[\w'-]+\s+){0,3}?(?:about|of)\s+(?:me|my)\b
   | the\s+fact\b
+  | the\s+whole\b
   | the\s+(?:[\w'-]+\s+){0,3}?(?:appointment|fitting|meeting|booking|reservation|session|
        visit|interview|check-?up|deadline|trip|consultation|procedure|surgery)s?\b
   | the\s+(?:[\w'-]+\s+){1,3}?(?:stuff|things|bits|info|details)\b
@@ -171,13 +172,14 @@ _EN_VEND = _value_end(
 )
 _EN_V = rf"(?P<new>.+?){_EN_VEND}"
 _EN_FORGET_VERB = r"""(?:forget(?:ting)?|delet(?:e|ing)|eras(?:e|ing)|remov(?:e|ing)|
-    wip(?:e|ing)(?:\s+out)?|purg(?:e|ing)|drop(?:ping)?|discard(?:ing)?|clear(?:ing)?|
+    wip(?:e|ing)(?:\s+out)?|purg(?:e|ing)|drop(?:ping)?|discard(?:ing)?|clear(?:ing)?(?:\s+out)?|
     scrap|scratch|unlearn|disregard|ignore|throw\s+(?:away|out)|get\s+rid\s+of|let\s+go\s+of|
     strike|expunge|lose|dump|bin)"""
-_EN_KEEP = r"""(?:keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|retain(?:ing)?|
+_EN_KEEP = r"""(?:keep(?:ing)?\s+(?:notes?|tabs|a\s+record)\s+(?:on|about|of)|
+    keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|retain(?:ing)?|
     hold(?:ing)?\s+on(?:\s+to|to)|hang(?:ing)?\s+on(?:\s+to|to)|track(?:ing)?|record(?:ing)?|
     log(?:ging)?|memori[sz](?:e|ing)|bring(?:ing)?\s+up|mention(?:ing)?|us(?:e|ing))"""
-_EN_NOT = r"""(?:(?:i'd|i\s+would)\s+(?:prefer|rather)\s+(?:that\s+)?you\s+
+_EN_NOT = r"""(?:(?:i'd|i\s+would)\s+(?:prefer|rather)\s+(?:that\s+|if\s+|it\s+if\s+)?you\s+
     (?:not|didn't|did\s+not)(?:\s+to)?|
     don't|do\s+not|didn't|did\s+not|never|not|no\s+longer|stop|quit|cease|
     you\s+(?:don't|do\s+not)\s+need\s+to|(?:there's\s+)?no\s+need\s+to)"""
@@ -292,7 +294,8 @@ _EN = _Language(
             _INFER,
             _rx(rf"""{_EN_START}{_EN_LEAD}{_EN_NOT}\s+(?:go\s+around\s+|keep\s+)?(?:thinking|think|
                 assum\w*|guess\w*|conclud\w*|presum\w*|label\w*|believ\w*)\s+(?:that\s+)?
-                (?P<t>(?:i'm|i\s+am|i\s+was|i've|me)\b[^.!?;]*)"""),
+                (?P<t>(?:i'm|i\s+am|i\s+was|i've|me|i\s+(?:have|had|need|want|do|did|can't|don't|
+                got|feel|drink|use|take))\b[^.!?;]*)"""),
         ),
         # "drop that conclusion", "don't keep that guess about X",
         # "forget that you thought that", "delete whatever you concluded about X"
@@ -310,6 +313,13 @@ _EN = _Language(
             _FORGET,
             _rx(rf"""{_EN_START}{_EN_LEAD}{_EN_FORGET_VERB}\s+(?:about\s+)?(?P<p>it|that|them|
                 all\s+(?:of\s+)?(?:that|it|them|this))\b(?!\s*(?:'s|is|was|i\b))"""),
+        ),
+        # "make sure my SSN isn't stored anywhere", "my address shouldn't be kept"
+        _Rule(
+            _FORGET,
+            _rx(r"""\b(?:make\s+sure\s+|ensure\s+)?(?P<t>(?:my|our)\s+[^.!?;]+?)\s+(?:isn't|is\s+not|
+                aren't|are\s+not|shouldn't|should\s+not|mustn't|must\s+not|doesn't|does\s+not)\s+
+                (?:be\s+|get\s+)?(?:stored|kept|saved|remembered|recorded|logged|held|written\s+down)\b"""),
         ),
         # "forget my PIN", "please delete everything about my health", "never mind ..."
         _Rule(
@@ -391,7 +401,7 @@ to\s+correct\s+myself|scratch\s+that|
         (?:that's|that\s+is|this\s+is|it's)\s+(?:now\s+)?(?:outdated|out\s+of\s+date|old\s+news|
         wrong|not\s+right|incorrect|not\s+true|no\s+longer\s+\w+|changed|stale)|
         (?:that|it|this|(?:my|the)\s+\w+(?:\s+\w+)?)\s+(?:has\s+|have\s+)?changed|things\s+have\s+changed|
-        (?!(?:for|right|just|until|by|as\s+of)\s)\w+\s+now(?=\s*(?:[,.!?;]|$))|
+        (?!(?:for|right|just|until|by|as\s+of)\s)\w+\s+now(?=\s*(?:[,.!?;]|$))|my\s+new|
         (?:^|[.!?]\s+)now(?=\s))"""),
     changes=(
         _rx(
@@ -678,7 +688,8 @@ _FR_KEEP = r"""(?:garde|gardez|gardes|garder|retiens|retenez|retiennes|retenir|
     m[ée]moris(?:e|ez|es|er)|
     conserv(?:e|ez|es|er)|stock(?:e|ez|es|er)|enregistr(?:e|ez|es|er)|note|notez|noter|
     te\s+souviens|te\s+souviennes|te\s+souvenir|vous\s+souvenez)"""
-_FR_INFER = r"""(?:suppos(?:e|ez|er)|d[ée]dui(?:s|sez|re)|devin(?:e|ez|er)|pr[ée]sum(?:e|ez|er)|
+_FR_INFER = r"""(?:pens(?:e|ez|er)|croire|
+    suppos(?:e|ez|er)|d[ée]dui(?:s|sez|re)|devin(?:e|ez|er)|pr[ée]sum(?:e|ez|er)|
     conclu(?:s|ez|re)|sp[ée]cul(?:e|ez|er)|imagin(?:e|ez|er)|tire[rz]?\s+(?:de|des)\s+conclusions|
     fais\s+(?:de|des)\s+suppositions|faire\s+(?:de|des)\s+suppositions|essayer\s+de\s+deviner)"""
 
@@ -739,7 +750,7 @@ _FR = _Language(
     changes=(
         _rx(rf"\bj'ai\s+(?:d[ée]m[ée]nag[ée]|emm[ée]nag[ée])\s+(?:[àa]|au|aux|en|dans)\s+{_FR_V}"),
         _rx(
-            rf"\bje\s+(?:vis|habite|travaille|suis)\s+(?:maintenant|d[ée]sormais)\s+(?:[àa]|au|en|chez|dans|pour)\s+{_FR_V}"
+            rf"\b(?:je\s+|j')(?:vis|habite|travaille|suis)\s+(?:maintenant|d[ée]sormais)\s+(?:[àa]|au|en|chez|dans|pour)\s+{_FR_V}"
         ),
         _rx(
             rf"\bmaintenant,?\s+j[e']\s*(?:vis|habite|travaille|mange|bois|utilise|pr[ée]f[èe]re|joue)\s+(?:[àa]\s+|au\s+|en\s+|chez\s+|dans\s+)?{_FR_V}"
@@ -897,7 +908,9 @@ _DE = _Language(
             _INFER,
             _rx(r"""\b(?:h[öo]r\s+auf|versuch(?:e)?\s+nicht|versuch(?:e)?\s+nicht\s+mehr),?\s+
                 (?:über\s+)?(?P<t>.+?)\s+zu\s+(?:raten|erraten|spekulieren|vermuten|mutmaßen|
-                folgern|erschließen|schlussfolgern)\b"""),
+                folgern|erschließen|schlussfolgern)\b
+                |\bh[öo]r\s+auf,?\s+(?:an)?zu(?:nehmen|glauben|denken|vermuten),?\s+(?:dass\s+)?
+                (?P<t2>[^.!?;]+)"""),
         ),
         _Rule(
             _FORGET,
