@@ -352,3 +352,38 @@ def test_the_old_value_a_replacement_rejects_is_never_stored(mem: Memory) -> Non
     assert req.kind == "replacement" and req.created
     assert "porto" not in held(mem)
     assert "lisbon" in recalled(mem, "Where do I live?")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("My blood type? No need to keep that, honestly.", "factual"),
+        ("So the allergy thing and the medication I mentioned? Both can go.", "compositional"),
+        ("Tout ce qui touche à ma santé, efface-le.", "category"),
+        (
+            "My email isn't jane@mailbox.com anymore, it's jr@postbox.net, so update that.",
+            "replacement",
+        ),
+    ],
+)
+def test_requests_with_the_object_first(text: str, kind: str) -> None:
+    from unrecall.dialogue.requests import detect
+
+    request = detect(text)
+    assert request is not None and request.kind == kind
+
+
+def test_extra_corpus_written_without_reading_the_detector() -> None:
+    """A regression floor on turns another author wrote (development data now)."""
+    import json
+    from pathlib import Path
+
+    from unrecall.dialogue.requests import detect
+
+    path = Path(__file__).parent / "data" / "forget_requests_extra.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    found = [(row, detect(row["text"])) for row in rows]
+    tp = sum(1 for row, f in found if row["is_request"] and f is not None)
+    fp = sum(1 for row, f in found if not row["is_request"] and f is not None)
+    fn = sum(1 for row, f in found if row["is_request"] and f is None)
+    assert tp / (tp + fp) >= 0.95 and tp / (tp + fn) >= 0.8

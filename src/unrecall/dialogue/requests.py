@@ -54,7 +54,10 @@ class ForgetRequest:
 #   lapse   - "I'm not into X anymore"; factual (a fact lapsed, no new value)
 #   replace - an old value replaced by a new one (group ``new``)
 #   done    - "I finished X", "I cancelled X"; factual, a completion
+#   fronted - the object said first, "forget it" after: kind from the object,
+#             a request only if the object is the user's or said to the assistant
 _FORGET, _INFER, _LAPSE, _REPLACE, _DONE = "forget", "infer", "lapse", "replace", "done"
+_FRONTED = "fronted"
 
 
 @dataclass(frozen=True)
@@ -294,8 +297,8 @@ _EN = _Language(
             _INFER,
             _rx(rf"""{_EN_START}{_EN_LEAD}{_EN_NOT}\s+(?:go\s+around\s+|keep\s+)?(?:thinking|think|
                 assum\w*|guess\w*|conclud\w*|presum\w*|label\w*|believ\w*)\s+(?:that\s+)?
-                (?P<t>(?:i'm|i\s+am|i\s+was|i've|me|i\s+(?:have|had|need|want|do|did|can't|don't|
-                got|feel|drink|use|take))\b[^.!?;]*)"""),
+                (?P<t>(?:i'm|i\s+am|i\s+was|i've|me|i\s+(?!will\b|would\b|shall\b|should\b|could\b|
+                can\b|might\b|may\b)[a-z]+)\b[^.!?;]*)"""),
         ),
         # "drop that conclusion", "don't keep that guess about X",
         # "forget that you thought that", "delete whatever you concluded about X"
@@ -320,6 +323,23 @@ _EN = _Language(
             _rx(r"""\b(?:make\s+sure\s+|ensure\s+)?(?P<t>(?:my|our)\s+[^.!?;]+?)\s+(?:isn't|is\s+not|
                 aren't|are\s+not|shouldn't|should\s+not|mustn't|must\s+not|doesn't|does\s+not)\s+
                 (?:be\s+|get\s+)?(?:stored|kept|saved|remembered|recorded|logged|held|written\s+down)\b"""),
+        ),
+        # The object said first, the request after it, about it: "My blood type?
+        # No need to keep that", "the wifi password I typed out for you, forget
+        # it", "the allergy thing and the medication I mentioned? Both can go".
+        _Rule(
+            _FRONTED,
+            _rx(rf"""(?:^|[.!?;]\s+)(?:(?:oh|and|so|also|ok|okay|well|um|right)[\s,]+)*
+                (?P<t>[^.!?;]{{3,140}}?)\s*(?:\?|,|:|—|–|\s-)\s*{_EN_LEAD}
+                (?:{_EN_FORGET_VERB}\s+(?:it|that|them|those|this|any\s+of\s+(?:it|that|them))
+                |let\s+(?:it|that|them)\s+go
+                |{_EN_NOT}\s+{_EN_KEEP}\s+(?:it|that|them|those|any\s+of\s+(?:it|that|them))
+                |(?:there's\s+)?no\s+need\s+to\s+{_EN_KEEP}\s+(?:it|that|them|any\s+of\s+(?:it|that))
+                |(?:both|they|it|that|all\s+of\s+(?:it|that|them))\s+can\s+go
+                |none\s+of\s+(?:it|that|them)\s+needs?\s+to\s+(?:stay|be\s+kept|be\s+stored)
+                |(?:just\s+)?(?:don't|do\s+not)\s+(?:treat|keep|remember|store)\s+(?:it|that|them|any
+                \s+of\s+(?:it|that|them))
+                |please\s+{_EN_FORGET_VERB}\s+(?:it|that|them))\b"""),
         ),
         # "forget my PIN", "please delete everything about my health", "never mind ..."
         _Rule(
@@ -416,6 +436,8 @@ to\s+correct\s+myself|scratch\s+that|
         ),
         _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^.!?;,]+?)\s+now\b"),
         _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^!?;]{2,60}?)\s+now\s*,\s*not\b"),
+        _rx(r"""\b(?:isn't|is\s+not|aren't|are\s+not)\s+[^,;!?]+?\s+any\s*(?:more|longer),?\s+
+            (?:it's|it\s+is|they're|they\s+are)\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"""),
         _rx(rf"\bmy\s+[\w' -]{{1,30}}?\s+is\s+now\s+{_EN_V}"),
         _rx(rf"""\bi(?:'m|\s+am)\s+(?:now\s+)?(?:dating|seeing|with|married\s+to|engaged\s+to|
             working\s+(?:at|for)|living\s+in|using|driving|eating|studying)\s+{_EN_V}"""),
@@ -443,7 +465,8 @@ to\s+correct\s+myself|scratch\s+that|
     speech=_rx(r"""\b(?:said|told|tell|mentioned|shared|say|wrote|typed|talked|discussed|brought\s+up|
         conversation|chat|session|messages?|exchange|discussion|confided)\b"""),
     quantifier=_rx(r"\b(?:everything|anything|all|every|whatever|entire|whole)\b"),
-    inference=_rx(r"""\b(?:infer\w*|assum\w*|guess\w*|deduc\w*|conclu\w*|speculat\w*|
+    inference=_rx(r"""\b(?:infer\w*|assum\w*|guess\w*|deduc\w*|conclu\w*|speculat\w*|impression|
+        you\s+(?:seem\s+to\s+)?(?:have\s+)?decided|
         figured\s+out|worked\s+out|gathered|presum\w*|read\s+into|derived|extrapolat\w*|
         picked\s+up\s+on|pieced\s+together|think\s+you\s+know)\b"""),
     conjunction=_rx(r"""(?:\s(?:and|or|nor|as\s+well\s+as|plus|along\s+with|together\s+with|&)\s
@@ -519,6 +542,17 @@ _ES = _Language(
         "dije conté me gusta ahora realidad eso esto".split()
     ),
     rules=(
+        # "Todo lo relacionado con mi salud, elimínalo"
+        _Rule(
+            _FRONTED,
+            _rx(r"""(?:^|[.!?;]\s+)(?P<t>[^.!?;]{3,140}?)\s*[,:;—–]\s*(?:por\s+favor\s+)?
+                (?:elim[ií]n(?:alo|ala|alos|alas)|b[oó]rr(?:alo|ala|alos|alas)|olv[ií]d(?:alo|ala|alos|
+                alas)|desc[aá]rt(?:alo|ala|alos|alas)|no\s+(?:lo|la|los|las)\s+guardes)\b"""),
+        ),
+        _Rule(
+            _FORGET,
+            _rx(r"""\bno\s+hace\s+falta\s+que\s+(?:recuerdes|guardes|sepas)\s+(?P<t>[^.!?;]+)"""),
+        ),
         _Rule(
             _REPLACE,
             _rx(
@@ -700,6 +734,13 @@ _FR = _Language(
         "supprime dit fait maintenant j'ai c'est t'ai".split()
     ),
     rules=(
+        # "Tout ce qui touche à ma santé, efface-le", "Mon âge, ne le garde pas"
+        _Rule(
+            _FRONTED,
+            _rx(r"""(?:^|[.!?;]\s+)(?P<t>[^.!?;]{3,140}?)\s*[,:;—–]\s*(?:s'il\s+te\s+pla[iî]t\s+)?
+                (?:(?:efface|oublie|supprime|retire)-(?:le|la|les)|ne\s+(?:le|la|les)\s+garde\s+pas
+                |tu\s+peux\s+(?:l'|les\s+)(?:effacer|oublier|supprimer))\b"""),
+        ),
         _Rule(
             _REPLACE,
             _rx(
@@ -879,6 +920,19 @@ _DE = _Language(
         "dass vergiss lösche habe gesagt jetzt eigentlich dir mir".split()
     ),
     rules=(
+        # "Alles, was mit meiner Gesundheit zu tun hat, bitte löschen", "Deine
+        # Vermutung, dass ..., vergiss die bitte", "X musst du dir nicht merken"
+        _Rule(
+            _FRONTED,
+            _rx(r"""(?:^|[.!?;]\s+)(?P<t>[^.!?;]{3,140}?)\s*[,:;—–]\s*(?:(?:vergiss|l[öo]sch(?:e)?)
+                \s+(?:das|die|den|es|sie)\b|bitte\s+l[öo]schen\b|(?:das|die|den|es|sie)\s+(?:bitte\s+)?
+                (?:vergessen|l[öo]schen)\b)"""),
+        ),
+        _Rule(
+            _FORGET,
+            _rx(r"""(?:^|[.!?;]\s+)(?P<t>(?:mein|meine|meinen)\b[^.!?;]+?)\s+musst\s+du\s+dir\s+
+                nicht\s+merken\b"""),
+        ),
         # "Das mit der Sachbearbeiterin stimmt nicht mehr, ich bin seit Mai Teamleiterin"
         _Rule(
             _REPLACE,
@@ -1197,6 +1251,13 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
         if m is None:
             continue
         groups = m.groupdict()
+        fronted = groups.get("t") or ""
+        if rule.hint == _FRONTED and (
+            not (_OWNED_OR_SAID.search(fronted) or _STORAGE_TALK.search(turn))
+            or _CLAUSE_START.match(fronted)  # "I lost my keys again, forget it": never mind
+            or _ANY_FORGET.search(fronted)  # the request itself, not its object
+        ):
+            continue
         if groups.get("p"):
             found = _antecedent(lang, turn, m)
             if found is not None:
@@ -1228,7 +1289,7 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
             target = lang.lapse_strip.sub("", target) or target
         else:
             if not _MEMORY_PHRASE.search(turn) and (
-                lang.external.search(target) or _rhetorical(turn, m)
+                lang.external.search(target) or (rule.hint != _FRONTED and _rhetorical(turn, m))
             ):
                 continue
             kind, new_value = classify(target, lang.code), None
@@ -1284,6 +1345,9 @@ def _old_value(lang: _Language, turn: str, change: re.Match[str]) -> str | None:
         m = rule.pattern.search(turn)
         if m is not None and m.start() < change.start():
             return _clean(lang.lapse_strip.sub("", m.group("t")), lang)
+    was = _WAS_NOT.search(turn, 0, change.start("new"))  # "my email isn't A anymore, it's B"
+    if was is not None:
+        return _clean(was.group("old"), lang)
     rejected = _REJECTED.search(turn, change.start("new"))  # "X now, not Y anymore"
     if rejected is not None:
         return _clean(rejected.group("old"), lang)
@@ -1293,6 +1357,10 @@ def _old_value(lang: _Language, turn: str, change: re.Match[str]) -> str | None:
     return None
 
 
+_WAS_NOT = re.compile(
+    r"\b(?:isn't|is\s+not|aren't|are\s+not)\s+(?P<old>[^,;!?]+?)\s+any\s*(?:more|longer)\b",
+    re.IGNORECASE,
+)
 _REJECTED = re.compile(
     r",\s*(?:not|no|pas|nicht|nicht\s+mehr)\s+(?P<old>[^.!?;,]+?)(?:\s+(?:any\s*more|any\s+longer|"
     r"ya|plus|mehr))?(?=\s*[.!?;,]|$)",
@@ -1380,6 +1448,23 @@ def _antecedent(lang: _Language, turn: str, m: re.Match[str]) -> ForgetRequest |
     )
 
 
+# A fronted "object" that is a clause of its own ("I lost my keys, forget it").
+_CLAUSE_START = re.compile(
+    r"^\s*(?:(?:oh|and|so|also|ok|okay|well|um|but)[\s,]+)*(?:i|we|he|she|they|it|yo|je|j'|ich|wir)"
+    r"\b(?!\s+(?:told|said|mentioned|shared|gave|typed|wrote|sent)\b)",
+    re.IGNORECASE,
+)
+_ANY_FORGET = re.compile(
+    r"\b(?:forget|delete|erase|remove|wipe|purge|scratch|olvid|borr|elimin|oubli|effac|supprim|"
+    r"vergiss|l[öo]sch)",
+    re.IGNORECASE,
+)
+# A fronted object that is the user's or was said to the assistant.
+_OWNED_OR_SAID = re.compile(
+    r"\b(?:my|our|mine|me|i|i've|i'd|i'm|you've|your|mi|mis|me|te|mon|ma|mes|je|j'|t'|ta|tes|"
+    r"mein\w*|ich|dir|dein\w*)\b",
+    re.IGNORECASE,
+)
 _QUOTED_SPAN = re.compile(r"[\"“‘«„]([^\"“”‘’«»„]{3,200}?)[\"”’»“]|(?<!\w)'([^']{3,200}?)'(?!\w)")
 _NOT_VALUES = frozenset(
     """useless wrong outdated old invalid different gone over done fine ok okay irrelevant
