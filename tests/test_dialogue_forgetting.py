@@ -387,3 +387,14 @@ def test_extra_corpus_written_without_reading_the_detector() -> None:
     fp = sum(1 for row, f in found if not row["is_request"] and f is not None)
     fn = sum(1 for row, f in found if row["is_request"] and f is None)
     assert tp / (tp + fp) >= 0.95 and tp / (tp + fn) >= 0.8
+
+
+def test_more_windows() -> None:
+    hour, _ = window("anything I mentioned in the past hour", T0)  # type: ignore[misc]
+    assert T0 - hour == 3600
+    start, end = window("what we talked about between Monday and Wednesday", T0)  # type: ignore[misc]
+    assert datetime.fromtimestamp(start, UTC).strftime("%a %d") == "Mon 02" and end == T0
+    start, _ = window("whatever I shared with you back in March", T0)  # type: ignore[misc]
+    assert datetime.fromtimestamp(start, UTC).strftime("%d %b") == "01 Mar"
+    start, end = window("the stuff I told you over the weekend", T0)  # type: ignore[misc]
+    assert datetime.fromtimestamp(start, UTC).strftime("%a %d") == "Sat 28"

@@ -459,7 +459,11 @@ to\s+correct\s+myself|scratch\s+that|
         (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:night|morning|
         afternoon|evening)(?:'s)?|
         (?:previous|first|last)\s+(?:session|conversation|chat)|
-        (?:past|last)\s+(?:(?:few|couple(?:\s+of)?|\w+)\s+)?(?:days|weeks|hours|minutes|months)|
+        (?:past|last)\s+(?:(?:few|couple(?:\s+of)?|\w+)\s+)?(?:days?|weeks?|hours?|minutes?|months?)|
+        (?:over|during|at)\s+the\s+weekend|this\s+weekend|
+        (?:between|from)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)|
+        (?:back\s+)?in\s+(?:january|february|march|april|may|june|july|august|september|october|
+        november|december)|
         the\s+other\s+day|\w+day's|this\s+week's|just\s+now|
         the\s+last\s+(?:thing|things|message|messages|bit|sentence|few\s+\w+))\b"""),
     speech=_rx(r"""\b(?:said|told|tell|mentioned|shared|say|wrote|typed|talked|discussed|brought\s+up|

@@ -23,6 +23,18 @@ _WEEKDAYS = {
     **dict.fromkeys(("saturday", "sabado", "samedi", "samstag"), 5),
     **dict.fromkeys(("sunday", "domingo", "dimanche", "sonntag"), 6),
 }
+_MONTHS = {
+    name: i + 1
+    for i, names in enumerate(
+        [("january", "enero", "janvier", "januar"), ("february", "febrero", "fevrier", "februar"),
+         ("march", "marzo", "mars", "marz"), ("april", "abril", "avril"), ("may", "mayo", "mai"),
+         ("june", "junio", "juin", "juni"), ("july", "julio", "juillet", "juli"),
+         ("august", "agosto", "aout"), ("september", "septiembre", "septembre"),
+         ("october", "octubre", "octobre", "oktober"), ("november", "noviembre", "novembre"),
+         ("december", "diciembre", "decembre", "dezember")]
+    )
+    for name in names
+}  # fmt: skip
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "un": 1, "una": 1, "une": 1, "ein": 1, "einem": 1, "einer": 1,
     "two": 2, "couple": 2, "dos": 2, "deux": 2, "zwei": 2,
@@ -64,6 +76,23 @@ def window(phrase: str, at: float) -> tuple[float, float] | None:
     def span(start: datetime, end: datetime) -> tuple[float, float]:
         return start.timestamp(), min(end, now).timestamp()
 
+    m = re.search(r"\b(?:past|last)\s+(?:(\w+)\s+)?hours?\b", text)
+    if m:  # "in the past hour", "the last two hours"
+        return span(now - timedelta(hours=_count(m.group(1) or "one") or 1), now)
+    m = re.search(r"\bbetween\s+(\w+)\s+and\s+(\w+)", text)
+    if m and m.group(1) in _WEEKDAYS and m.group(2) in _WEEKDAYS:  # the latest such run
+        end = today - timedelta(days=(today.weekday() - _WEEKDAYS[m.group(2)]) % 7)
+        start = end - timedelta(days=(_WEEKDAYS[m.group(2)] - _WEEKDAYS[m.group(1)]) % 7)
+        return span(start, end + _DAY)
+    month = next((_MONTHS[w] for w in re.findall(r"\w+", text) if w in _MONTHS), None)
+    if month is not None and re.search(r"\bin\s+\w+", text):  # "back in March": the latest March
+        year = today.year if month <= today.month else today.year - 1
+        first = datetime(year, month, 1, tzinfo=UTC)
+        after = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+        return span(first, after)
+    if re.search(r"\b(?:over|during|at)\s+the\s+weekend|\bthis\s+weekend", text):
+        saturday = today - timedelta(days=(today.weekday() - 5) % 7)
+        return span(saturday, saturday + 2 * _DAY)
     if re.search(r"\blast\s+night|\banoche|\bhier\s+soir|\bgestern\s+abend", text):
         return span(today - _DAY + timedelta(hours=17), today + timedelta(hours=6))
     if re.search(r"\b(?:day\s+before\s+yesterday|anteayer|avant-hier|vorgestern)\b", text):
