@@ -213,7 +213,11 @@ _EN = _Language(
             ),
         ),
         # "I switched from Android to iPhone"
-        _Rule(_REPLACE, _rx(rf"\bi(?:\s+have|'ve)?\s+switched\s+from\s+(?P<t>.+?)\s+to\s+{_EN_V}")),
+        _Rule(
+            _REPLACE,
+            _rx(rf"""\b(?:i|we)(?:\s+have|'ve)?\s+(?:switched|moved|changed|gone|upgraded)\s+
+                (?:\w+\s+)?from\s+(?P<t>.+?)\s+to\s+{_EN_V}"""),
+        ),
         # "remove my address from your memory" (explicit memory phrase)
         _Rule(
             _FORGET,
@@ -436,6 +440,7 @@ to\s+correct\s+myself|scratch\s+that|
         ),
         _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^.!?;,]+?)\s+now\b"),
         _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^!?;]{2,60}?)\s+now\s*,\s*not\b"),
+        _rx(r"\buse\s+(?P<new>[^,;!?]+?)\s+instead\b"),
         _rx(r"""\b(?:isn't|is\s+not|aren't|are\s+not)\s+[^,;!?]+?\s+any\s*(?:more|longer),?\s+
             (?:it's|it\s+is|they're|they\s+are)\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"""),
         _rx(rf"\bmy\s+[\w' -]{{1,30}}?\s+is\s+now\s+{_EN_V}"),
@@ -793,6 +798,9 @@ _FR = _Language(
         \bc'est\s+(?:d[ée]pass[ée]|p[ée]rim[ée]|obsol[èe]te|faux|plus\s+[àa]\s+jour)|
         \ba\s+chang[ée])"""),
     changes=(
+        _rx(r"\bc'est\s+(?P<new>[^,;!?]+?)\s+(?:maintenant|d[ée]sormais)\b"),
+        _rx(r"\bremplace\s+l'ancien(?:ne)?\s+par\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"),
+        _rx(r"\b(?:la\s+nouvelle|le\s+nouveau)\s+est\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"),
         _rx(rf"\bj'ai\s+(?:d[ée]m[ée]nag[ée]|emm[ée]nag[ée])\s+(?:[àa]|au|aux|en|dans)\s+{_FR_V}"),
         _rx(
             rf"\b(?:je\s+|j')(?:vis|habite|travaille|suis)\s+(?:maintenant|d[ée]sormais)\s+(?:[àa]|au|en|chez|dans|pour)\s+{_FR_V}"
@@ -1041,6 +1049,8 @@ _DE = _Language(
         \bdas\s+ist\s+(?:veraltet|überholt|nicht\s+mehr\s+aktuell|nicht\s+mehr\s+richtig|falsch)|
         \bhat\s+sich\s+geändert)"""),
     changes=(
+        _rx(r"\bnicht\s+mehr\s+(?:in|bei|für)\s+[^,;!?]+?,?\s+sondern\s+(?:in|bei|für)\s+(?P<new>[^,;!?–-]+?)(?=\s*(?:[,;!?–-]|\.(?:\s|$)|$))"),
+        _rx(r"\b(?:die|der|das)\s+neue\s+(?:ist|lautet)\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"),
         _rx(
             rf"\b(?:ich\s+)?bin\s+(?:ich\s+)?(?:jetzt\s+|inzwischen\s+|mittlerweile\s+)?nach\s+{_DE_V}\s+(?:um)?gezogen\b"
         ),
