@@ -1,26 +1,32 @@
 """Executing forget requests said in the dialogue.
 
 ``dialogue.requests.detect`` reads a user turn; this module plans what the
-request removes and applies it as one transaction with closure:
+request removes and applies it as one transaction with closure. The text
+side (what the request names, slots, owners, cuts) is in
+``control.request_parts``.
 
-* **targets** - literal values first: quoted spans, identifiers and the
-  request's own target, each through the targeting rule of
-  ``control.targeting`` (identifier > entity > phrase > terms), then the same
-  content words in any inflection ("finished preparing the lecture
-  materials" ~ "Prepare lecture materials"). Only when no literal value
-  matches does the request's kind decide: a *category* request takes every
-  memory of its topic categories, a *temporal* one every memory said in its
-  time window, a *replacement* the memory holding the slot the new value
-  fills (same identifier kind, else meaning plus the new value), and a
-  factual one its single best semantic match, decided from the score
-  distribution as for a release.
-* **span-level removal** - a literal value inside a long memory (one item of
-  a project's stakeholder list) is cut out of that memory, or replaced by the
-  new value; the rest of it stays. A memory that is little else than the
-  value is deleted.
-* **copies** - assistant memories that repeat a removed one (same identifier
-  or name keys, or most of its content words) go too, and every source turn
-  is scrubbed as a purge does.
+* **targets** - each part the request names (``request_parts.parts``: the
+  target split at conjunctions, quoted items, items listed beside it) is
+  either a *value* - matched literally through the targeting stages of
+  ``control.targeting``, then the names in it, then its content words in
+  any inflection - or a *slot* ("my personal mobile", "el número de mi
+  tarjeta"), resolved to the memory holding an identifier of the slot's
+  kind, sharing its words and close in meaning, and owned by the right
+  person (my car reg, not Salma's). By kind, besides: a *category* request
+  sweeps its topic's memories; a *temporal* one takes what the user said in
+  its time window (or last session), narrowed by "about X"; an
+  *inferential* one takes hedged assistant conclusions, as memories and as
+  turns; a *replacement* finds the number sharing the longest prefix with
+  the new one, else the slot the turn names, else meaning; a completion
+  ("I finished X") only a task that names it.
+* **span-level removal** - a quoted item or replaced value inside a longer
+  memory, one item of a list memory, or one of several identifiers is cut
+  out (or replaced by the new value); the rest stays. A memory that is
+  little else than the value is deleted.
+* **copies** - identifiers of what went are cut from other memories and
+  scrubbed from turns; assistant memories repeating it (same identifier,
+  most of its words, or within the hour one of its names, numbers or two of
+  its words) go too; source turns are scrubbed as a purge does.
 * **the request turn** is stored redacted: ``[asked to forget: <what>]``
   followed by the clauses of the turn that neither make the request nor hold
   a forgotten value; those clauses (a replacement's new value) become
