@@ -540,7 +540,8 @@ _ES_FORGET_VERB = r"""(?:olv[ií]d(?:a|ate|alo|ala)(?:\s+de)?|olvides(?:\s+de)?|
     descart(?:a|es|ar)|desech(?:a|es|ar)|ignor(?:a|es|ar)|no\s+tengas\s+en\s+cuenta)"""
 _ES_KEEP = r"""(?:guard(?:es|ar)|recuerdes|record(?:ar)?|almacen(?:es|ar)|reten(?:gas|er)|
     conserv(?:es|ar)|manteng(?:as)|mantener|registr(?:es|ar)|apuntar|apuntes|memoriz(?:ar|es))"""
-_ES_INFER = r"""(?:supong(?:as)|suponer|deduzcas|deducir|adivin(?:es|ar)|infier(?:as)|inferir|
+_ES_INFER = r"""(?:pens(?:ar|ando|ás|es)|cre(?:er|yendo|as)|
+    supong(?:as)|suponer|deduzcas|deducir|adivin(?:es|ar)|infier(?:as)|inferir|
     asum(?:as|ir)|especul(?:es|ar)|saques\s+conclusiones|sacar\s+conclusiones|hagas\s+suposiciones|
     hacer\s+suposiciones|imagin(?:es|ar)|intent(?:es|ar)\s+adivinar)"""
 
@@ -554,13 +555,18 @@ _ES = _Language(
         # "Todo lo relacionado con mi salud, elimínalo"
         _Rule(
             _FRONTED,
-            _rx(r"""(?:^|[.!?;]\s+)(?P<t>[^.!?;]{3,140}?)\s*[,:;—–]\s*(?:por\s+favor\s+)?
-                (?:elim[ií]n(?:alo|ala|alos|alas)|b[oó]rr(?:alo|ala|alos|alas)|olv[ií]d(?:alo|ala|alos|
+            _rx(r"""(?:^|[.!?;]\s+)(?P<t>[^.!?;]{3,140}?)\s*[,:;—–]\s*(?:(?:por\s+favor|mejor|
+                simplemente|porfa|ya)\s+)*(?:elim[ií]n(?:alo|ala|alos|alas)|b[oó]rr(?:alo|ala|alos|alas)|olv[ií]d(?:alo|ala|alos|
                 alas)|desc[aá]rt(?:alo|ala|alos|alas)|no\s+(?:lo|la|los|las)\s+guardes)\b"""),
         ),
         _Rule(
             _FORGET,
             _rx(r"""\bno\s+hace\s+falta\s+que\s+(?:recuerdes|guardes|sepas)\s+(?P<t>[^.!?;]+)"""),
+        ),
+        _Rule(
+            _FORGET,
+            _rx(r"""\b(?:quita|quitar|borra|borrar|elimina|eliminar|saca|sacar)\s+de\s+(?:tus|las|la)\s+
+                (?:notas|memoria|registros?)\s+(?P<t>(?:mi|mis|el|la|los|las)\b[^.!?;]+)"""),
         ),
         _Rule(
             _REPLACE,
@@ -607,12 +613,14 @@ _ES = _Language(
                 tengo\s+(?:novi[oa]|pareja|coche|perro|gato))\b[^.!?;,]*)"""),
         ),
     ),
-    marker=_rx(r"""(?:\ben\s+realidad|\bde\s+hecho|\bcorrijo|\bcorrecci[oó]n|\bactualizaci[oó]n|
+    marker=_rx(r"""(?:\bha\s+cambiado|\bcambi[oó]\b|\ben\s+realidad|\bde\s+hecho|\bcorrijo|\bcorrecci[oó]n|\bactualizaci[oó]n|
         ,\s*no\b|
         \bme\s+equivoqu[eé]|\bya\s+no|\bahora\b|\ben\s+cambio|
         \beso\s+(?:est[aá]\s+(?:desactualizado|anticuado|mal)|ya\s+no\s+es\s+(?:as[ií]|cierto|
         correcto|verdad|v[aá]lido)|cambi[oó]|ha\s+cambiado|es\s+viejo))"""),
     changes=(
+        _rx(r"""\b(?:el\s+nuevo|la\s+nueva)\s+es\s+(?:el\s+|la\s+)?(?P<new>[^,;!?]+?)
+            (?=\s*(?:[,;!?]|\.(?:\s|$)|$))"""),
         _rx(rf"\bme\s+(?:mud[eé]|he\s+mudado|traslad[eé]|fui\s+a\s+vivir)\s+a\s+{_ES_V}"),
         _rx(rf"\b(?:ahora\s+)?(?:vivo|trabajo|estudio|estoy)\s+(?:ahora\s+)?(?:en|para)\s+{_ES_V}"),
         _rx(rf"\bahora\s+(?:es|son|se\s+llama)\s+{_ES_V}"),
@@ -800,7 +808,8 @@ _FR = _Language(
     changes=(
         _rx(r"\bc'est\s+(?P<new>[^,;!?]+?)\s+(?:maintenant|d[ée]sormais)\b"),
         _rx(r"\bremplace\s+l'ancien(?:ne)?\s+par\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"),
-        _rx(r"\b(?:la\s+nouvelle|le\s+nouveau)\s+est\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"),
+        _rx(r"""\b(?:la\s+nouvelle|le\s+nouveau)\s+(?:est|c'est)\s+(?:le\s+|la\s+)?(?P<new>[^,;!?]+?)
+            (?=\s*(?:[,;!?]|\.(?:\s|$)|$))"""),
         _rx(rf"\bj'ai\s+(?:d[ée]m[ée]nag[ée]|emm[ée]nag[ée])\s+(?:[àa]|au|aux|en|dans)\s+{_FR_V}"),
         _rx(
             rf"\b(?:je\s+|j')(?:vis|habite|travaille|suis)\s+(?:maintenant|d[ée]sormais)\s+(?:[àa]|au|en|chez|dans|pour)\s+{_FR_V}"
@@ -937,8 +946,9 @@ _DE = _Language(
         _Rule(
             _FRONTED,
             _rx(r"""(?:^|[.!?;]\s+)(?P<t>[^.!?;]{3,140}?)\s*[,:;—–]\s*(?:(?:vergiss|l[öo]sch(?:e)?)
-                \s+(?:das|die|den|es|sie)\b|bitte\s+l[öo]schen\b|(?:das|die|den|es|sie)\s+(?:bitte\s+)?
-                (?:vergessen|l[öo]schen)\b)"""),
+                \s+(?:das|die|den|es|sie)\b|bitte\s+(?:l[öo]schen|vergessen)\b|(?:das|die|den|es|sie)\s+
+                (?:bitte\s+)?(?:vergessen|l[öo]schen)\b|kannst\s+du\s+(?:(?:das|es)\s+)?(?:vergessen|
+                l[öo]schen)\b)"""),
         ),
         _Rule(
             _FORGET,
@@ -975,7 +985,7 @@ _DE = _Language(
             _rx(r"""\b(?:h[öo]r\s+auf|versuch(?:e)?\s+nicht|versuch(?:e)?\s+nicht\s+mehr),?\s+
                 (?:über\s+)?(?P<t>.+?)\s+zu\s+(?:raten|erraten|spekulieren|vermuten|mutmaßen|
                 folgern|erschließen|schlussfolgern)\b
-                |\bh[öo]r\s+auf,?\s+(?:an)?zu(?:nehmen|glauben|denken|vermuten),?\s+(?:dass\s+)?
+                |\bh[öo]r\s+auf,?\s+(?:anzunehmen|zu\s+(?:glauben|denken|vermuten|meinen)),?\s+(?:dass\s+)?
                 (?P<t2>[^.!?;]+)"""),
         ),
         _Rule(
@@ -1042,13 +1052,15 @@ _DE = _Language(
                 kein(?:e|en)?\s+[^.!?;,]+?\s+mehr))"""),
         ),
     ),
-    marker=_rx(r"""(?:\beigentlich|\btatsächlich|\bkorrektur|\bupdate|\bich\s+habe\s+mich\s+geirrt|
+    marker=_rx(r"""(?:\b(?:die|der|das)\s+alte\b|\beigentlich|\btatsächlich|\bkorrektur|\bupdate|\bich\s+habe\s+mich\s+geirrt|
         ,\s*nicht\b|
 
         \bnicht\s+mehr|\bkein\w*\s+\w+\s+mehr|\bjetzt\b|\binzwischen|\bmittlerweile|\bnun\b|
         \bdas\s+ist\s+(?:veraltet|überholt|nicht\s+mehr\s+aktuell|nicht\s+mehr\s+richtig|falsch)|
         \bhat\s+sich\s+geändert)"""),
     changes=(
+        _rx(r"""\bmeine?\s+[\w-]+\s+(?:ist|lautet)\s+(?:jetzt|nun|ab\s+sofort)\s+(?P<new>[^,;!?]+?)
+            (?=\s*(?:[,;!?]|\.(?:\s|$)|$))"""),
         _rx(r"\bnicht\s+mehr\s+(?:in|bei|für)\s+[^,;!?]+?,?\s+sondern\s+(?:in|bei|für)\s+(?P<new>[^,;!?–-]+?)(?=\s*(?:[,;!?–-]|\.(?:\s|$)|$))"),
         _rx(r"\b(?:die|der|das)\s+neue\s+(?:ist|lautet)\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"),
         _rx(
@@ -1267,7 +1279,8 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
         groups = m.groupdict()
         fronted = groups.get("t") or ""
         if rule.hint == _FRONTED and (
-            not (_OWNED_OR_SAID.search(fronted) or _STORAGE_TALK.search(turn))
+            # an English "forget it" may be "never mind"; "oublie-le" always has an object
+            not (lang.code != "en" or _OWNED_OR_SAID.search(fronted) or _STORAGE_TALK.search(turn))
             or _CLAUSE_START.match(fronted)  # "I lost my keys again, forget it": never mind
             or _ANY_FORGET.search(fronted)  # the request itself, not its object
         ):
