@@ -24,15 +24,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
-import socket
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +42,7 @@ from unrecall.bench.cases import (
     adversarial_path,
     load_cases,
 )
+from unrecall.bench.common import finish, merge_kept, network_guard, reporter, wilson
 from unrecall.bench.peers import (
     COMPOSITION_NOTE,
     DEFAULT_SYSTEMS,
@@ -138,17 +136,6 @@ def score_case(adapter: Adapter, case: Case, *, k: int = TOP_K, suite: str = "")
 
 
 # -- aggregation ---------------------------------------------------------------
-def wilson(passed: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """95 % Wilson score interval of a pass rate, in percent."""
-    if n == 0:
-        return (0.0, 0.0)
-    p = passed / n
-    den = 1 + z * z / n
-    mid = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return (round(100 * max(0.0, mid - half), 2), round(100 * min(1.0, mid + half), 2))
-
-
 def tally(results: Sequence[CaseResult]) -> dict[str, Any]:
     """Counts, strict and evaluable pass rates, Wilson interval (strict),
     errors and median milliseconds per case for a group of results."""
@@ -239,48 +226,6 @@ class BenchReport:
 
 
 # -- running -------------------------------------------------------------------
-@contextmanager
-def network_guard() -> Iterator[list[str]]:
-    """Refuse (and record) every IP connection and DNS lookup in the block.
-
-    Unix sockets and socket pairs (event loops) stay allowed. The yielded
-    list collects ``host:port`` of each attempt.
-    """
-    attempts: list[str] = []
-    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
-    real_getaddrinfo = socket.getaddrinfo
-
-    def blocked(sock: socket.socket, address: Any) -> bool:
-        if sock.family in (socket.AF_INET, socket.AF_INET6):
-            attempts.append(f"connect {address[0]}:{address[1]}")
-            return True
-        return False
-
-    def connect(sock: socket.socket, address: Any) -> None:
-        if blocked(sock, address):
-            raise OSError("network disabled during the benchmark")
-        real_connect(sock, address)
-
-    def connect_ex(sock: socket.socket, address: Any) -> int:
-        if blocked(sock, address):
-            return 111  # ECONNREFUSED
-        return real_connect_ex(sock, address)
-
-    def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-        attempts.append(f"resolve {host}:{port}")
-        raise socket.gaierror(socket.EAI_NONAME, "network disabled during the benchmark")
-
-    socket.socket.connect = connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
-    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
-    try:
-        yield attempts
-    finally:
-        socket.socket.connect = real_connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = real_connect_ex  # type: ignore[method-assign]
-        socket.getaddrinfo = real_getaddrinfo
-
-
 def run_system(
     name: str,
     suites: dict[str, list[Case]],
@@ -637,25 +582,14 @@ def run_cli(args: argparse.Namespace) -> int:
         print("error: nothing to run", file=sys.stderr)
         return 2
 
-    def progress(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr, flush=True)
-
+    progress = reporter(args)
     report = run_benchmark(
         suites, systems, sources=sources, k=args.k, seed=args.seed, progress=progress
     )
     if args.merge:
-        # Re-running one system (say after a change to unrecall) keeps the
-        # slow peers' verdicts instead of recomputing them.
         kept = [r for r in load_previous(Path(args.out), suites, args.k) if r.name not in systems]
-        order = {n: i for i, n in enumerate(SYSTEMS)}
-        report.systems = sorted(kept + report.systems, key=lambda r: order.get(r.name, 99))
-        if kept:
-            progress("kept earlier results of " + ", ".join(r.name for r in kept))
-    paths = write_outputs(report, Path(args.out))
-    print(paths["summary_md"].read_text(encoding="utf-8"))
-    progress("wrote " + ", ".join(str(p) for p in paths.values()))
-    return 0
+        report.systems = merge_kept(report.systems, kept, SYSTEMS, progress)
+    return finish(report, Path(args.out), write_outputs, progress)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

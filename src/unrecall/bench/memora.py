@@ -64,8 +64,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from unrecall.bench.common import finish, merge_kept, network_guard, reporter, revision
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
-from unrecall.bench.forgeteval_harness import network_guard
 from unrecall.bench.peers import (
     DEFAULT_SYSTEMS,
     SYSTEMS,
@@ -73,7 +73,6 @@ from unrecall.bench.peers import (
     offline_env,
     system_version,
 )
-from unrecall.bench.unlearning import revision
 
 DEFAULT_K = 10
 DEFAULT_OUT = Path("bench/results/memora")
@@ -1082,9 +1081,7 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    def progress(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr, flush=True)
+    progress = reporter(args)
 
     offline_env()  # before any system (unrecall included) loads a model
     report = run_benchmark(
@@ -1092,17 +1089,9 @@ def run_cli(args: argparse.Namespace) -> int:
         progress=progress, factory=lambda name: make_dialogue_system(name),
     )  # fmt: skip
     if args.merge:
-        # Re-running one system (after a change to unrecall) keeps the slow
-        # peers' verdicts instead of replaying 7,000 turns into each again.
         kept = [r for r in load_previous(Path(args.out), report) if r.name not in systems]
-        order = {n: i for i, n in enumerate(SYSTEMS)}
-        report.systems = sorted(kept + report.systems, key=lambda r: order.get(r.name, 99))
-        if kept:
-            progress("kept earlier results of " + ", ".join(r.name for r in kept))
-    paths = write_outputs(report, Path(args.out))
-    print(paths["summary_md"].read_text(encoding="utf-8"))
-    progress("wrote " + ", ".join(str(p) for p in paths.values()))
-    return 0
+        report.systems = merge_kept(report.systems, kept, SYSTEMS, progress)
+    return finish(report, Path(args.out), write_outputs, progress)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

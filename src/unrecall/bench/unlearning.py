@@ -76,7 +76,7 @@ every probe's verdict and the strings missing or leaked), ``preservation.json``
 (one row per system and preservation probe), ``summary.json``, ``summary.md``
 (also printed; ready for docs/benchmarks.md) and ``unlearning.png``.
 Systems run one after another with the network refused
-(:func:`~unrecall.bench.forgeteval_harness.network_guard`).
+(:func:`~unrecall.bench.common.network_guard`).
 """
 
 from __future__ import annotations
@@ -87,7 +87,6 @@ import hashlib
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 import zlib
@@ -96,8 +95,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from unrecall.bench.common import finish, merge_kept, network_guard, reporter, revision, wilson
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
-from unrecall.bench.forgeteval_harness import network_guard, wilson
 from unrecall.bench.peers import DEFAULT_SYSTEMS, SYSTEMS, PeerUnavailable, system_version
 
 TOP_K = 10
@@ -932,32 +931,6 @@ class Report:
 
 
 # -- running -------------------------------------------------------------------
-def revision() -> str | None:
-    """Short git revision of the working tree (``+dirty`` when it has local
-    changes), or None outside a git checkout."""
-    here = Path(__file__).parent
-    try:
-        rev = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=here,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", ":/src"],
-            cwd=here,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return rev + ("+dirty" if dirty.strip() else "")
-
-
 NOTES = {
     "unrecall": (
         "every turn goes through `Memory.add` (both roles, with session id and timestamp), "
@@ -1367,9 +1340,7 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    def progress(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr, flush=True)
+    progress = reporter(args)
 
     report = run_benchmark(suite, systems, k=args.k, dialogues=args.limit, progress=progress)
     if args.merge:
@@ -1378,14 +1349,8 @@ def run_cli(args: argparse.Namespace) -> int:
             for r in load_previous(Path(args.out), suite, args.k, report.dialogues)
             if r.name not in systems
         ]
-        order = {n: i for i, n in enumerate(SYSTEMS)}
-        report.systems = sorted(kept + report.systems, key=lambda r: order.get(r.name, 99))
-        if kept:
-            progress("kept earlier results of " + ", ".join(r.name for r in kept))
-    paths = write_outputs(report, Path(args.out))
-    print(paths["summary_md"].read_text(encoding="utf-8"))
-    progress("wrote " + ", ".join(str(p) for p in paths.values()))
-    return 0
+        report.systems = merge_kept(report.systems, kept, SYSTEMS, progress)
+    return finish(report, Path(args.out), write_outputs, progress)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
