@@ -15,16 +15,12 @@ end-to-end gap the harnesses measure.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import Protocol
 
+from unrecall.bench.forgeteval import UnrecallAdapter
 from unrecall.bench.peers import Adapter, make_adapter, shared_minilm
 from unrecall.memory import Memory
-
-USER = "dialogue"
 
 
 class DialogueSystem(Protocol):
@@ -40,55 +36,44 @@ class DialogueSystem(Protocol):
 
 
 class UnrecallDialogue:
-    """unrecall over a fresh temporary store per dialogue."""
+    """unrecall over a fresh temporary store per dialogue (the ForgetEval
+    adapter's store handling, one SQLite file per ``reset``)."""
 
     name = "unrecall"
 
     def __init__(self) -> None:
-        self._dir: Path | None = None
-        self._mem: Memory | None = None
-        self.reset()
+        self._store = UnrecallAdapter(shared_minilm(), store_per_case=True)
 
     @property
     def memory(self) -> Memory:
         """The store of the current dialogue."""
-        assert self._mem is not None, "system is closed"
-        return self._mem
+        return self._store.memory
 
     def reset(self) -> None:
         """Drop the current store and open an empty one."""
-        self.close()
-        self._dir = Path(tempfile.mkdtemp(prefix="unrecall-dialogue-"))
-        self._mem = Memory(self._dir / "dialogue.db", embedder=shared_minilm())
+        self._store.reset()
 
     def add_turn(self, role: str, text: str, *, session_id: str, timestamp: float) -> None:
         """Ingest one chat message (requests in it are executed by ``add``)."""
         self.memory.add(
             [{"role": role, "content": text}],
-            user_id=USER,
+            user_id=self._store.user,
             session_id=session_id,
             timestamp=timestamp,
         )
 
     def recall_texts(self, q: str, k: int) -> list[str]:
         """Texts of the top-``k`` hybrid hits."""
-        return [h.text for h in self.memory.search(q, user_id=USER, k=k)]
+        return self._store.recall_texts(q, k)
 
     def stored_texts(self) -> list[str]:
         """Every text the store holds for the user: memories and source turns."""
-        held = self.memory.export(user_id=USER)
-        texts = [m["text"] for m in held.get("memories", [])]
-        texts += [t["text"] for t in held.get("turns", [])]
-        return texts
+        held = self.memory.export(user_id=self._store.user)
+        return [m["text"] for m in held["memories"]] + [t["text"] for t in held["turns"]]
 
     def close(self) -> None:
         """Close the store and delete its folder."""
-        if self._mem is not None:
-            self._mem.close()
-            self._mem = None
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-            self._dir = None
+        self._store.close()
 
 
 class PeerDialogue:
