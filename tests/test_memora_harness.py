@@ -26,7 +26,6 @@ from unrecall.bench.memora import (
     found,
     join_texts,
     load_dataset,
-    main,
     presence_probes,
     render_markdown,
     residual_values,
@@ -35,6 +34,12 @@ from unrecall.bench.memora import (
     write_outputs,
 )
 from unrecall.bench.peers import PeerUnavailable
+from unrecall.interfaces.cli import main as cli_main
+
+
+def main(argv: list[str]) -> int:
+    """``unrecall bench memora`` with these arguments."""
+    return cli_main(["bench", "memora", *argv])
 
 
 # -- a synthetic persona in Memora's format ----------------------------------------

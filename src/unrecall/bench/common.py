@@ -94,6 +94,21 @@ def revision() -> str | None:
     return rev + ("+dirty" if dirty.strip() else "")
 
 
+def chosen_systems(spec: str, known: Sequence[str]) -> list[str] | None:
+    """The systems a comma-separated ``--systems`` names, or None (after an
+    error line on stderr) when one is unknown or none is given."""
+    systems = [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = [s for s in systems if s not in known]
+    if unknown or not systems:
+        print(
+            f"error: unknown system(s) {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(known)}",
+            file=sys.stderr,
+        )
+        return None
+    return systems
+
+
 def reporter(args: argparse.Namespace) -> Callable[[str], None]:
     """A progress printer to stderr, silent with ``--quiet``."""
 

@@ -42,7 +42,14 @@ from unrecall.bench.cases import (
     adversarial_path,
     load_cases,
 )
-from unrecall.bench.common import finish, merge_kept, network_guard, reporter, wilson
+from unrecall.bench.common import (
+    chosen_systems,
+    finish,
+    merge_kept,
+    network_guard,
+    reporter,
+    wilson,
+)
 from unrecall.bench.peers import (
     COMPOSITION_NOTE,
     DEFAULT_SYSTEMS,
@@ -558,14 +565,8 @@ def _load_suites(args: argparse.Namespace) -> tuple[dict[str, list[Case]], dict[
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``unrecall bench forgeteval`` from parsed arguments; 0 on
     success, 2 on bad input (unknown system, invalid case file)."""
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = [s for s in systems if s not in SYSTEMS]
-    if unknown or not systems:
-        print(
-            f"error: unknown system(s) {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(SYSTEMS)}",
-            file=sys.stderr,
-        )
+    systems = chosen_systems(args.systems, SYSTEMS)
+    if systems is None:
         return 2
     if args.limit is not None and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)
@@ -590,16 +591,3 @@ def run_cli(args: argparse.Namespace) -> int:
         kept = [r for r in load_previous(Path(args.out), suites, args.k) if r.name not in systems]
         report.systems = merge_kept(report.systems, kept, SYSTEMS, progress)
     return finish(report, Path(args.out), write_outputs, progress)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m unrecall.bench.forgeteval_harness`` (same options as the CLI)."""
-    parser = argparse.ArgumentParser(
-        prog="unrecall bench forgeteval", description="ForgetEval for unrecall and its peers."
-    )
-    add_arguments(parser)
-    return run_cli(parser.parse_args(argv))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -64,7 +64,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from unrecall.bench.common import finish, merge_kept, network_guard, reporter, revision
+from unrecall.bench.common import (
+    chosen_systems,
+    finish,
+    merge_kept,
+    network_guard,
+    reporter,
+    revision,
+)
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
 from unrecall.bench.peers import (
     DEFAULT_SYSTEMS,
@@ -1061,14 +1068,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run_cli(args: argparse.Namespace) -> int:
     """Run ``unrecall bench memora`` from parsed arguments; 0 on success, 2
     on bad input (unknown system, missing or malformed dataset)."""
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = [s for s in systems if s not in SYSTEMS]
-    if unknown or not systems:
-        print(
-            f"error: unknown system(s) {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(SYSTEMS)}",
-            file=sys.stderr,
-        )
+    systems = chosen_systems(args.systems, SYSTEMS)
+    if systems is None:
         return 2
     if args.k < 1 or (args.limit_sessions is not None and args.limit_sessions < 1):
         print("error: -k and --limit-sessions must be at least 1", file=sys.stderr)
@@ -1092,17 +1093,3 @@ def run_cli(args: argparse.Namespace) -> int:
         kept = [r for r in load_previous(Path(args.out), report) if r.name not in systems]
         report.systems = merge_kept(report.systems, kept, SYSTEMS, progress)
     return finish(report, Path(args.out), write_outputs, progress)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m unrecall.bench.memora`` (same options as the CLI)."""
-    parser = argparse.ArgumentParser(
-        prog="unrecall bench memora",
-        description="Memora (weekly personas) at recall level for unrecall and its peers.",
-    )
-    add_arguments(parser)
-    return run_cli(parser.parse_args(argv))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -95,7 +95,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from unrecall.bench.common import finish, merge_kept, network_guard, reporter, revision, wilson
+from unrecall.bench.common import (
+    chosen_systems,
+    finish,
+    merge_kept,
+    network_guard,
+    reporter,
+    revision,
+    wilson,
+)
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
 from unrecall.bench.peers import DEFAULT_SYSTEMS, SYSTEMS, PeerUnavailable, system_version
 
@@ -1322,14 +1330,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_cli(args: argparse.Namespace) -> int:
     """Run the benchmark from parsed arguments; 0 on success, 2 on bad input."""
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = [s for s in systems if s not in SYSTEMS]
-    if unknown or not systems:
-        print(
-            f"error: unknown system(s) {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(SYSTEMS)}",
-            file=sys.stderr,
-        )
+    systems = chosen_systems(args.systems, SYSTEMS)
+    if systems is None:
         return 2
     if args.k < 1 or (args.limit is not None and args.limit < 1):
         print("error: -k and --limit must be at least 1", file=sys.stderr)
@@ -1351,17 +1353,3 @@ def run_cli(args: argparse.Namespace) -> int:
         ]
         report.systems = merge_kept(report.systems, kept, SYSTEMS, progress)
     return finish(report, Path(args.out), write_outputs, progress)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m unrecall.bench.unlearning`` (same options as the CLI)."""
-    parser = argparse.ArgumentParser(
-        prog="unrecall bench unlearning",
-        description="BEMULA-style paired unlearning suite for unrecall and its peers.",
-    )
-    add_arguments(parser)
-    return run_cli(parser.parse_args(argv))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
