@@ -215,7 +215,9 @@ _EN = _Language(
         # "I switched from Android to iPhone"
         _Rule(
             _REPLACE,
-            _rx(rf"""\b(?:i|we)(?:\s+have|'ve)?\s+(?:switched|moved|changed|gone|upgraded)\s+
+            # "moved from X to Y" alone is news ("... in 2017"); it counts with a
+            # correction marker, among the change clauses below
+            _rx(rf"""\b(?:i|we)(?:\s+have|'ve)?\s+(?:switched|upgraded)\s+
                 (?:\w+\s+)?from\s+(?P<t>.+?)\s+to\s+{_EN_V}"""),
         ),
         # "remove my address from your memory" (explicit memory phrase)
@@ -418,13 +420,14 @@ _EN = _Language(
         ),
     ),
     marker=_rx(r"""\b(?:actually|in\s+fact|correction|update|forget|delete|drop|replace|old|
-        is\s+now|,\s*not|heads\s+up|fyi|just\s+so\s+you\s+know|
+        is\s+now|,\s*not(?!\s+(?:to|for|in|at|on|with|from|by|only)\b)|heads\s+up|fyi|just\s+so\s+you\s+know|
 
 to\s+correct\s+myself|scratch\s+that|
         i\s+was\s+wrong|as\s+of\s+(?:now|today)|any\s*more|no\s+longer|not\s+any\s+longer|instead|
         (?:that's|that\s+is|this\s+is|it's)\s+(?:now\s+)?(?:outdated|out\s+of\s+date|old\s+news|
         wrong|not\s+right|incorrect|not\s+true|no\s+longer\s+\w+|changed|stale)|
-        (?:that|it|this|(?:my|the)\s+\w+(?:\s+\w+)?)\s+(?:has\s+|have\s+)?changed|things\s+have\s+changed|
+        (?<!\bif\s)(?<!whether\s)(?:that|it|this|(?:my|the)\s+\w+(?:\s+\w+)?)\s+(?:has\s+|have\s+)?
+        changed|things\s+have\s+changed|
         (?!(?:for|right|just|until|by|as\s+of)\s)\w+\s+now(?=\s*(?:[,.!?;]|$))|my\s+new|
         (?:^|[.!?]\s+)now(?=\s))"""),
     changes=(
@@ -441,6 +444,7 @@ to\s+correct\s+myself|scratch\s+that|
         _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^.!?;,]+?)\s+now\b"),
         _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^!?;]{2,60}?)\s+now\s*,\s*not\b"),
         _rx(r"\buse\s+(?P<new>[^,;!?]+?)\s+instead\b"),
+        _rx(rf"\b(?:i|we)(?:\s+have|'ve)?\s+(?:moved|changed|gone)\s+(?:\w+\s+)?from\s+[^,;!?]+?\s+to\s+{_EN_V}"),
         _rx(r"""\b(?:isn't|is\s+not|aren't|are\s+not)\s+[^,;!?]+?\s+any\s*(?:more|longer),?\s+
             (?:it's|it\s+is|they're|they\s+are)\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"""),
         _rx(rf"\bmy\s+[\w' -]{{1,30}}?\s+is\s+now\s+{_EN_V}"),
