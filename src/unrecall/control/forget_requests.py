@@ -146,6 +146,8 @@ class RequestExecutor:
         self.recall = control.recall
         # (tenant key, session) -> keyed digests of each forgotten value's stems
         self._echoes: dict[tuple[str, str | None], list[frozenset[str]]] = {}
+        # the rows a request is planned on (see ``_memories``)
+        self._rows: dict[tuple[Any, ...], list[MemoryRow]] = {}
         # (tenant key, session) -> internal ids of the session's latest user memories
         self._said: dict[tuple[str, str | None], list[int]] = {}
 
@@ -221,6 +223,7 @@ class RequestExecutor:
     ) -> ForgetReport:
         """Apply one request said in ``text`` (a user turn); see the module."""
         with self.storage.transaction():
+            self._rows.clear()
             plan = self._plan(tenant, request, text, session_id, at)
             rows = plan.rows + self._copies(tenant, plan.rows)
             removed, rewritten = self._split(rows, plan.values)
@@ -291,6 +294,7 @@ class RequestExecutor:
         # The rest of the session drops assistant clauses repeating a value or
         # an identifier of what went (not any capitalised word of it: "my
         # English is ok" going must not silence every later "English").
+        self._rows.clear()  # written over: no read of them outlives the request
         self._guard(
             tenant, session_id, plan.values + plan.named + identifiers_in(removed + rewritten)
         )
@@ -360,7 +364,13 @@ class RequestExecutor:
         return plan
 
     def _memories(self, tenant: Tenant, states: Sequence[str]) -> list[MemoryRow]:
-        return [r for r in self.storage.memories(tenant.id, states) if tenant.covers(r)]
+        # Planning reads the tenant's memories for several parts and stages,
+        # before anything is written: one read per request and state set.
+        key = (tenant.key, tenant.agent_id, tenant.run_id, tuple(states))
+        if key not in self._rows:
+            rows = self.storage.memories(tenant.id, states)
+            self._rows[key] = [r for r in rows if tenant.covers(r)]
+        return self._rows[key]
 
     def _related(self, rows: list[MemoryRow], request: ForgetRequest) -> list[MemoryRow]:
         """Rows close in meaning to the request's target or on its topic."""
