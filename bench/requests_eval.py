@@ -10,7 +10,8 @@ checks on text it was not written for: false positives on every user turn of
 the Memora development sessions that add or change nothing (the dataset
 beside this repository, skipped when absent), and detection of the request
 turns of the unlearning suite and of the held-out dialogues written later by
-someone who had not read the detector.
+someone who had not read the detector, and the plain statements of the perf
+corpus (`bench/perf.py`), none of which is a request.
 
     python bench/requests_eval.py [corpus.jsonl]
 """
@@ -113,6 +114,11 @@ def external() -> None:
     """Detection on text the corpus was not written for."""
     for name, path in (("unlearning suite", SUITE), ("held-out dialogues", HELDOUT)):
         _suite_detection(name, path)
+    from perf import make_corpus  # the sibling script's statements, its default seed
+
+    statements, _ = make_corpus(20_000, 20_240_601)
+    hits = sum(detect(t) is not None for t in statements)
+    print(f"perf corpus statements: {hits}/{len(statements)} detected as requests")
     if MEMORA.is_dir():
         turns = [
             t["message"]
