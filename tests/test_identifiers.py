@@ -158,3 +158,10 @@ def test_a_chunk_of_a_longer_id_is_not_a_number_of_its_own() -> None:
     assert not keys(a) & keys(b)
     assert not keys(b) & query_keys("+44 7700 940999")
     assert "number:1234" not in keys("key ABCD-EFGH-1234-5678")
+
+
+@pytest.mark.parametrize("number", ["+683 4002", "+290 22123", "+500 31234"])
+def test_the_shortest_international_numbers_are_still_phones(number: str) -> None:
+    # The phone matcher is skipped below six digits: the shortest valid
+    # numbers (Niue, Saint Helena, Falklands) have seven or eight.
+    assert any(k.startswith("phone:+") for k in keys(f"my line is {number} now"))

@@ -61,6 +61,8 @@ _NUMBER = re.compile(r"(?<![\w.,-])\d{4,}(?![\w]|[.,]\d)")
 _PHONE_RUN = re.compile(r"(?<![\w+])[+(]?\d[\d ().-]{5,}\d(?![\w])")
 # Regions tried for numbers written in national form ("020 7946 0958").
 _DATE = re.compile(r"^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$")
+_DIGIT = re.compile(r"\d")
+_MIN_PHONE_DIGITS = 6  # one below the shortest valid number, to be safe
 _PHONE_REGIONS = ("GB", "FR", "DE", "ES", "IT", "NL", "IE", "AU", "IN")
 # An identifier written in chunks (AB12 CDE, ABCD-EFGH-1234, 3C:71:BF:0A):
 # chunks with a digit or in capitals, joined by one separator or space.
@@ -148,9 +150,13 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
         digits = re.sub(r"\D", "", m.group(0))
         if free(m.start(), m.end()) and 13 <= len(digits) <= 19 and luhn.is_valid(digits):
             add("card", f"card:{digits}", m.start(), m.end())
-    for pm in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
-        if free(pm.start, pm.end):
-            add_phone(pm.number, pm.start, pm.end)
+    # No valid number in any region has fewer than seven digits with its
+    # country code; most texts have none, and the matcher is costly.
+    if len(_DIGIT.findall(text)) >= _MIN_PHONE_DIGITS:
+        valid = phonenumbers.Leniency.VALID
+        for pm in phonenumbers.PhoneNumberMatcher(text, region, leniency=valid):
+            if free(pm.start, pm.end):
+                add_phone(pm.number, pm.start, pm.end)
     # Numbers in another country's national form ("020 7946 0958"): parse
     # each remaining digit run in a few regions (cheaper than the matcher).
     for m in _PHONE_RUN.finditer(text):

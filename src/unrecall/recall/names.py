@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from anyascii import anyascii
 
@@ -97,6 +98,7 @@ _HAN_ORG_SUFFIX = re.compile(r"(?:有限公司|科技|公司|集团|银行|大�
 _SKELETON_SCRIPTS = frozenset({"ARABIC", "HEBREW", "DEVANAGARI", "THAI", "BENGALI", "PERSIAN"})
 
 
+@lru_cache(maxsize=1 << 16)
 def _fold(part: str) -> str:
     s = re.sub(r"[^a-z]", "", anyascii(part).casefold())
     for pattern, repl in _VARIANTS:
@@ -171,8 +173,11 @@ def mentions(text: str, query: bool = False) -> list[NameMention]:
     """
     out: list[NameMention] = []
     # Non-Latin runs: words of one script separated by single spaces.
-    i, n = 0, len(text)
+    i, n = 0, 0 if text.isascii() else len(text)
     while i < n:
+        if text[i].isascii():
+            i += 1
+            continue
         script = _script(text[i])
         if script and script != "latin":
             j = i
