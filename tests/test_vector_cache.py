@@ -111,3 +111,32 @@ def test_zero_vector_rows_do_not_break_the_bound() -> None:
     tv = TenantVectors(DIM, enumerate(mat))
     q = mat[1]
     assert [m for m, _ in tv.search(q, 10)] == brute(mat, list(range(n)), q, 10)
+
+
+def test_recall_vectors_reuse_stored_embeddings_and_compute_the_rest(fast_mem) -> None:  # type: ignore[no-untyped-def]
+    # Targeting compares a request with candidate memories; their stored
+    # vectors must be exactly what embedding their texts would give, and a
+    # memory outside the index (released) is embedded afresh.
+    ids = fast_mem.add("I live in Porto. My dentist is Dr. Moss.", user_id="u").ids
+    fast_mem.release(ids[1], user_id="u")
+    tenant = fast_mem.storage.tenant("user:u", False)
+    rows = fast_mem.storage.memories(tenant)
+    assert {r.state for r in rows} == {"active", "released"}
+    got = fast_mem.recall.vectors(["where do I live"], rows)
+    want = fast_mem.embedder.embed(["where do I live"] + [r.text for r in rows])
+    assert np.array_equal(got, want)
+
+
+def test_stored_embeddings_follow_changes_inside_a_transaction(fast_mem) -> None:  # type: ignore[no-untyped-def]
+    (uid,) = fast_mem.add("I live in Porto.", user_id="u").ids
+    tenant = fast_mem.storage.tenant("user:u", False)
+    (row,) = fast_mem.storage.memories(tenant)
+    with fast_mem.storage.transaction():
+        fast_mem.storage.unindex([row])
+        assert fast_mem.storage.embeddings(tenant, [row.id]) == {}
+        fast_mem.storage.set_text(row.id, "I live in Lyon.", 0.0)
+        (new,) = fast_mem.storage.memories_by_id([row.id])
+        fast_mem.recall.index_memories([new])
+        stored = fast_mem.storage.embeddings(tenant, [row.id])[row.id]
+        assert np.array_equal(stored, fast_mem.embedder.embed(["I live in Lyon."])[0])
+    assert fast_mem.get(uid, user_id="u").text == "I live in Lyon."

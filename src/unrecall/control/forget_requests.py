@@ -376,7 +376,7 @@ class RequestExecutor:
         """Rows close in meaning to the request's target or on its topic."""
         if not rows:
             return rows
-        vecs = self.recall.embedder.embed([request.target] + [r.text for r in rows])
+        vecs = self.recall.vectors([request.target], rows)
         topics = topics_of(request)
         return [
             r
@@ -414,7 +414,7 @@ class RequestExecutor:
                 pool.append((r, bonus))
         if not pool:
             return []
-        vecs = self.recall.embedder.embed([part] + [r.text for r, _ in pool])
+        vecs = self.recall.vectors([part], [r for r, _ in pool])
         sims = vecs[1:] @ vecs[0]
         scores = [float(sim) + bonus for sim, (_, bonus) in zip(sims, pool, strict=True)]
         best = max(range(len(pool)), key=lambda i: scores[i])
@@ -468,7 +468,7 @@ class RequestExecutor:
         probe = request.target if len(core_words(request.target)) >= 1 else text
         probe = re.sub(r"\b(?:conclusion|assumption|guess|impression|idea|theory|label)s?\b",
                        "", probe)  # fmt: skip
-        vecs = self.recall.embedder.embed([probe, text] + [r.text for r in pool])
+        vecs = self.recall.vectors([probe, text], pool)
         sims = np.maximum(vecs[2:] @ vecs[0], vecs[2:] @ vecs[1])
         scores = sims + CONCLUSION_HEDGE * np.array([bool(_HEDGE.search(r.text)) for r in pool])
         best = int(scores.argmax())
@@ -538,7 +538,7 @@ class RequestExecutor:
             about = None  # "about last Saturday" is the window, not a topic
         if about and rows:  # "last week about Margaret's memory": that topic only
             topic = about.group(1)
-            vecs = self.recall.embedder.embed([topic] + [r.text for r in rows])
+            vecs = self.recall.vectors([topic], rows)
             on_topic = {
                 r.id
                 for r, v in zip(rows, vecs[1:], strict=True)
@@ -594,7 +594,7 @@ class RequestExecutor:
                 if {k.split(":", 1)[0] for k in identifier_keys(r.text)} & kinds
             ]
             if same:
-                vecs = self.recall.embedder.embed([said] + [r.text for r in same])
+                vecs = self.recall.vectors([said], same)
                 return [same[int((vecs[1:] @ vecs[0]).argmax())]]
         target = request.target if core_words(request.target) else said
         return semantic(self.recall, tenant.id, target, tenant.covers, f"{target} {new}").rows

@@ -234,7 +234,7 @@ class ControlPlane:
         if not siblings:
             return []
         pool = targets + siblings
-        vecs = self.recall.embedder.embed(new_clauses + [r.text for r in pool])
+        vecs = self.recall.vectors(new_clauses, pool)
         sims = vecs[len(new_clauses) :] @ vecs[: len(new_clauses)].T
         chosen = {int(sims[:, j].argmax()) for j in range(len(new_clauses))}
         restated = [

@@ -311,6 +311,7 @@ def semantic(
     (cosine of at least ``NEAR_DUPLICATE``) and score nearly as well.
     """
     now = time.time()
+    probes = recall.embedder.embed([target] + ([hint] if hint else []))
     hits = recall.search(
         tenant_id,
         target,
@@ -318,12 +319,12 @@ def semantic(
         accept=lambda r: (
             r.state == ACTIVE and (r.expires_at is None or r.expires_at > now) and in_scope(r)
         ),
+        query_vector=probes[0],
     )
     if not hits:
         return Target([], "none", decision={"candidates": 0})
     texts = [h.row.text for h in hits]
-    probes = [target] + ([hint] if hint else [])
-    vecs = recall.embedder.embed(probes + texts)
+    vecs = np.vstack([probes, recall.vectors([], [h.row for h in hits])])
     cands = vecs[len(probes) :]
     to_query = cands @ vecs[0]
     if hint:

@@ -79,6 +79,23 @@ class Recall:
         done.set_result(self.embedder.embed(list(texts)))
         return done
 
+    def vectors(self, texts: Sequence[str], rows: Sequence[MemoryRow]) -> np.ndarray:
+        """Embeddings of ``texts``, then of memory ``rows``, one row each: an
+        indexed memory's stored vector (the same the embedder would give its
+        text), the others computed."""
+        stored: dict[int, np.ndarray] = {}
+        for tenant_id in {r.tenant_id for r in rows}:
+            ids = [r.id for r in rows if r.tenant_id == tenant_id]
+            stored.update(self.storage.embeddings(tenant_id, ids))
+        missing = [r.text for r in rows if r.id not in stored]
+        computed = iter(self.embedder.embed(list(texts) + missing))
+        out = np.empty((len(texts) + len(rows), self.embedder.dim), dtype=np.float32)
+        for i in range(len(texts)):
+            out[i] = next(computed)
+        for i, r in enumerate(rows, len(texts)):
+            out[i] = stored[r.id] if r.id in stored else next(computed)
+        return out
+
     def query_terms(self, query: str) -> list[str]:
         """Digests of the query's words, stopwords dropped unless that empties it."""
         toks = words(query)
@@ -101,8 +118,10 @@ class Recall:
         k: int,
         accept: Callable[[MemoryRow], bool],
         lexical_only: bool = False,
+        query_vector: np.ndarray | None = None,
     ) -> list[Candidate]:
-        """The ``k`` best accepted memories for ``query``, best first."""
+        """The ``k`` best accepted memories for ``query``, best first
+        (``query_vector``: the query's embedding, when the caller has it)."""
         terms = self.query_terms(query)
         pool = max(4 * k, 20)
         qvec: np.ndarray | None = None
@@ -119,7 +138,7 @@ class Recall:
             self.storage.sync()
             pending = self._worker().submit(self.storage.lexical, tenant_id, terms, pool)
             try:
-                qvec = self.embedder.embed([query])[0]
+                qvec = self.embedder.embed([query])[0] if query_vector is None else query_vector
                 first_vec = self.storage.vector(tenant_id, qvec, pool, synced=True)
             except BaseException:
                 wait([pending])  # never leave the worker on the connection

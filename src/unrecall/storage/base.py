@@ -241,6 +241,11 @@ class Storage(Protocol):
         scan need not wait for the connection)."""
         ...
 
+    def embeddings(self, tenant_id: int, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of those of ``ids`` that are indexed (active
+        memories of the tenant), by id; the others are left out."""
+        ...
+
     # -- audit ----------------------------------------------------------
     def audit_append(
         self,

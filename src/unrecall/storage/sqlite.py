@@ -494,21 +494,43 @@ class SQLiteStorage:
         with self._lock:
             if not synced:
                 self.sync()
-            cache = self._vectors.get(tenant_id)
-            if cache is None:
-                loaded = self._vec0_chunks(tenant_id)
-                if loaded is not None:
-                    cache = TenantVectors.from_arrays(self.dim, *loaded)
-                else:
-                    rows = self._db.execute(
-                        "SELECT rowid, embedding FROM memory_vec WHERE tenant_id = ?",
-                        (tenant_id,),
-                    )
-                    cache = TenantVectors(
-                        self.dim, ((r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows)
-                    )
-                self._vectors[tenant_id] = cache
-            return cache.search(np.asarray(query, dtype=np.float32), limit)
+            return self._tenant_vectors(tenant_id).search(
+                np.asarray(query, dtype=np.float32), limit
+            )
+
+    def embeddings(self, tenant_id: int, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of the indexed memories among ``ids``: the
+        tenant's cached matrix, with this transaction's (not yet applied)
+        index changes on top."""
+        with self._lock:
+            self.sync()
+            found = self._tenant_vectors(tenant_id).get(ids)
+            wanted = set(ids)
+            for op, tid, mid, vec in self._pending:
+                if tid == tenant_id and mid in wanted:
+                    if op == "add" and vec is not None:
+                        found[mid] = np.array(vec, dtype=np.float32)
+                    else:
+                        found.pop(mid, None)
+            return found
+
+    def _tenant_vectors(self, tenant_id: int) -> TenantVectors:
+        """The tenant's vector matrix, loaded on first use (lock held)."""
+        cache = self._vectors.get(tenant_id)
+        if cache is None:
+            loaded = self._vec0_chunks(tenant_id)
+            if loaded is not None:
+                cache = TenantVectors.from_arrays(self.dim, *loaded)
+            else:
+                rows = self._db.execute(
+                    "SELECT rowid, embedding FROM memory_vec WHERE tenant_id = ?",
+                    (tenant_id,),
+                )
+                cache = TenantVectors(
+                    self.dim, ((r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows)
+                )
+            self._vectors[tenant_id] = cache
+        return cache
 
     def _vec0_chunks(self, tenant_id: int) -> tuple[np.ndarray, np.ndarray] | None:
         """A tenant's vectors read straight from vec0's chunk tables.

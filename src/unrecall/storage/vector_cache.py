@@ -13,7 +13,7 @@ this cache is rebuilt from it on demand and kept in step with each commit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -86,6 +86,10 @@ class TenantVectors:
         self._mat[row] = vec
         q, meta = _quantise(self._mat[row : row + 1])
         self._q[row], self._qmeta[:, row] = q[0], meta[:, 0]
+
+    def get(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Copies of the vectors of those ``ids`` held here, by id."""
+        return {mid: self._mat[self._pos[mid]].copy() for mid in ids if mid in self._pos}
 
     def _grow(self) -> None:
         self._mat = np.concatenate([self._mat, np.zeros_like(self._mat)])
