@@ -6,7 +6,10 @@ written by a newer unrecall (higher version) is refused rather than guessed.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# vec0 gives every tenant (partition) its own chunks, allocated whole: at
+# sqlite-vec's default of 1024 rows a tenant with one memory took 1.5 MB.
+VEC_CHUNK_ROWS = 32
 
 
 def migrations(dim: int) -> dict[int, list[str]]:
@@ -55,13 +58,11 @@ def migrations(dim: int) -> dict[int, list[str]]:
             # no copy of any text. Each term carries its tenant ("t7x<digest>"),
             # so a query reads only its tenant's postings and BM25 statistics
             # never mix tenants.
-            "CREATE VIRTUAL TABLE memory_fts USING fts5("
-            "terms, content='', contentless_delete=1)",
+            "CREATE VIRTUAL TABLE memory_fts USING fts5(terms, content='', contentless_delete=1)",
             "INSERT INTO memory_fts(memory_fts, rank) VALUES('secure-delete', 1)",
             # Source turns get the same keyed-digest index so a purge can find
             # every turn that still says what is being forgotten.
-            "CREATE VIRTUAL TABLE turn_fts USING fts5("
-            "terms, content='', contentless_delete=1)",
+            "CREATE VIRTUAL TABLE turn_fts USING fts5(terms, content='', contentless_delete=1)",
             "INSERT INTO turn_fts(turn_fts, rank) VALUES('secure-delete', 1)",
             f"CREATE VIRTUAL TABLE memory_vec USING vec0("
             f"tenant_id integer partition key, embedding float[{dim}] distance_metric=cosine)",
@@ -78,5 +79,20 @@ def migrations(dim: int) -> dict[int, list[str]]:
                 ref TEXT NOT NULL,
                 seq INTEGER NOT NULL REFERENCES audit(seq),
                 PRIMARY KEY (ref, seq)) WITHOUT ROWID""",
+        ],
+        # Smaller vec0 chunks (see VEC_CHUNK_ROWS). vec0 cannot be renamed,
+        # so the vectors move out to a plain table and back; secure_delete
+        # zeroes the pages both leave behind.
+        2: [
+            "CREATE TABLE memory_vec_move("
+            "id INTEGER PRIMARY KEY, tenant_id INTEGER, embedding BLOB)",
+            "INSERT INTO memory_vec_move SELECT rowid, tenant_id, embedding FROM memory_vec",
+            "DROP TABLE memory_vec",
+            f"CREATE VIRTUAL TABLE memory_vec USING vec0("
+            f"tenant_id integer partition key, embedding float[{dim}] distance_metric=cosine,"
+            f" chunk_size={VEC_CHUNK_ROWS})",
+            "INSERT INTO memory_vec(rowid, tenant_id, embedding)"
+            " SELECT id, tenant_id, embedding FROM memory_vec_move",
+            "DROP TABLE memory_vec_move",
         ],
     }

@@ -536,7 +536,7 @@ class SQLiteStorage:
         """A tenant's vectors read straight from vec0's chunk tables.
 
         Reading 100k rows through the virtual table takes ~4 s; its storage
-        is 1024-row chunks (a validity bitmap, the rowids, the vectors), and
+        is fixed-size chunks (a validity bitmap, the rowids, the vectors), and
         reading those takes a fraction of that. The layout is sqlite-vec's
         own (v0.1), so it is used only when the store says it was made by
         v0.1, and only if the result agrees with the public table: the row
