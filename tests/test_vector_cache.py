@@ -140,3 +140,22 @@ def test_stored_embeddings_follow_changes_inside_a_transaction(fast_mem) -> None
         stored = fast_mem.storage.embeddings(tenant, [row.id])[row.id]
         assert np.array_equal(stored, fast_mem.embedder.embed(["I live in Lyon."])[0])
     assert fast_mem.get(uid, user_id="u").text == "I live in Lyon."
+
+
+def test_an_operation_embeds_each_text_once_and_keeps_nothing_after(fast_mem) -> None:  # type: ignore[no-untyped-def]
+    calls: list[str] = []
+    real = fast_mem.embedder.embed
+
+    def counting(texts):  # type: ignore[no-untyped-def]
+        calls.extend(texts)
+        return real(texts)
+
+    fast_mem.embedder.embed = counting
+    with fast_mem.recall.reusing():
+        first = fast_mem.recall.embed(["a", "b", "a"])
+        again = fast_mem.recall.embed(["b", "c"])
+    assert calls == ["a", "b", "c"]
+    assert np.array_equal(first[1], again[0]) and np.array_equal(first[0], first[2])
+    fast_mem.recall.embed(["a"])  # outside the block nothing is remembered
+    assert calls == ["a", "b", "c", "a"]
+    assert getattr(fast_mem.recall._memo, "vectors", None) is None

@@ -222,7 +222,7 @@ class RequestExecutor:
         metadata: dict[str, Any],
     ) -> ForgetReport:
         """Apply one request said in ``text`` (a user turn); see the module."""
-        with self.storage.transaction():
+        with self.storage.transaction(), self.recall.reusing():
             self._rows.clear()
             plan = self._plan(tenant, request, text, session_id, at)
             rows = plan.rows + self._copies(tenant, plan.rows)
@@ -448,7 +448,7 @@ class RequestExecutor:
         probe = request.target if core_words(request.target) else text
         # a conclusion is one hedged clause of a longer turn: compare clauses
         clauses = [(t, c) for t in pool for c in split_clauses(t.text) if _HEDGE.search(c)]
-        vecs = self.recall.embedder.embed([probe, text] + [c for _, c in clauses])
+        vecs = self.recall.embed([probe, text] + [c for _, c in clauses])
         sims = np.maximum(vecs[2:] @ vecs[0], vecs[2:] @ vecs[1])
         hit = {t.id for (t, _), sim in zip(clauses, sims, strict=True) if sim >= CONCLUSION_MIN}
         return [t for t in pool if t.id in hit]

@@ -168,7 +168,7 @@ class ControlPlane:
     # -- soft forgetting --------------------------------------------------
     def supersede(self, tenant: Tenant, target: str, new_text: str, at: float) -> OpReport:
         """The new value wins: a new memory, the old ones leave recall."""
-        with self.storage.transaction():
+        with self.storage.transaction(), self.recall.reusing():
             found = resolve(
                 self.storage,
                 self.recall,

@@ -311,7 +311,7 @@ def semantic(
     (cosine of at least ``NEAR_DUPLICATE``) and score nearly as well.
     """
     now = time.time()
-    probes = recall.embedder.embed([target] + ([hint] if hint else []))
+    probes = recall.embed([target] + ([hint] if hint else []))
     hits = recall.search(
         tenant_id,
         target,

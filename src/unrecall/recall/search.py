@@ -8,10 +8,11 @@ fused candidates, widening the candidate pool until ``k`` survive.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
-from threading import Lock
+from threading import Lock, local
 
 import numpy as np
 
@@ -46,6 +47,31 @@ class Recall:
         self.hasher = hasher
         self._executor: ThreadPoolExecutor | None = None
         self._executor_pid = 0
+        self._memo = local()
+
+    @contextmanager
+    def reusing(self) -> Iterator[None]:
+        """Within the block (one operation, this thread), a text embedded
+        twice is embedded once: a supersede compares its new value with
+        candidates, then indexes it. The vectors are dropped at the end."""
+        outer = getattr(self._memo, "vectors", None)
+        if outer is None:
+            self._memo.vectors = {}
+        try:
+            yield
+        finally:
+            if outer is None:
+                self._memo.vectors = None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One embedding per text (see ``reusing``)."""
+        memo: dict[str, np.ndarray] | None = getattr(self._memo, "vectors", None)
+        if memo is None:
+            return self.embedder.embed(texts)
+        new = list(dict.fromkeys(t for t in texts if t not in memo))
+        if new:
+            memo.update(zip(new, self.embedder.embed(new), strict=True))
+        return np.stack([memo[t] for t in texts]) if texts else self.embedder.embed([])
 
     def index_memories(
         self,
@@ -59,7 +85,7 @@ class Recall:
         if not rows:
             return
         if vectors is None:
-            vectors = self.embedder.embed([r.text for r in rows])
+            vectors = self.embed([r.text for r in rows])
         if documents is None:
             documents = [self.hasher.document(r.text) for r in rows]
         if len(vectors) != len(rows) or len(documents) != len(rows):
@@ -88,7 +114,7 @@ class Recall:
             ids = [r.id for r in rows if r.tenant_id == tenant_id]
             stored.update(self.storage.embeddings(tenant_id, ids))
         missing = [r.text for r in rows if r.id not in stored]
-        computed = iter(self.embedder.embed(list(texts) + missing))
+        computed = iter(self.embed(list(texts) + missing))
         out = np.empty((len(texts) + len(rows), self.embedder.dim), dtype=np.float32)
         for i in range(len(texts)):
             out[i] = next(computed)
@@ -138,7 +164,7 @@ class Recall:
             self.storage.sync()
             pending = self._worker().submit(self.storage.lexical, tenant_id, terms, pool)
             try:
-                qvec = self.embedder.embed([query])[0] if query_vector is None else query_vector
+                qvec = self.embed([query])[0] if query_vector is None else query_vector
                 first_vec = self.storage.vector(tenant_id, qvec, pool, synced=True)
             except BaseException:
                 wait([pending])  # never leave the worker on the connection
