@@ -27,6 +27,12 @@ from unrecall.recall.clauses import split_clauses
             "Lorenzo changed jobs and now works for Fjordline",
             ["Lorenzo changed jobs", "Lorenzo now works for Fjordline"],
         ),
+        # lowercase chat after a number: forgetting the first code must not
+        # take the second with it
+        (
+            "padlock on the tank is 3814. the key safe is 1438.",
+            ["padlock on the tank is 3814.", "the key safe is 1438."],
+        ),
     ],
 )
 def test_compound_statements_split(text: str, clauses: list[str]) -> None:

@@ -20,7 +20,7 @@ from unrecall.control.audit import AuditCheck, AuditLog
 from unrecall.control.erasure import ErasureReport, scan_files
 from unrecall.control.forget_requests import RequestExecutor
 from unrecall.control.operations import ControlPlane, NewTurn, Tenant
-from unrecall.dialogue.requests import detect
+from unrecall.dialogue.requests import detect, points_back
 from unrecall.errors import InvalidInput, NotFound
 from unrecall.recall.clauses import split_clauses
 from unrecall.recall.embedder import Embedder, make_embedder
@@ -35,7 +35,7 @@ from unrecall.records import (
     OpReport,
     SearchHit,
 )
-from unrecall.storage.base import MemoryRow
+from unrecall.storage.base import MemoryRow, TurnRow
 from unrecall.storage.sqlite import SQLiteStorage
 from unrecall.validation import (
     check_id,
@@ -199,6 +199,13 @@ class Memory:
             report = replace(report, erased=self.storage.erase())
         return report
 
+    def _previous_user_turn(self, tenant: Tenant, session: str | None) -> TurnRow | None:
+        """The user's last stored turn in this session."""
+        said = [
+            t for t in self.storage.turns(tenant.id) if t.role == "user" and t.session_id == session
+        ]
+        return max(said, key=lambda t: (t.at, t.id)) if said else None
+
     def _add_dialogue(
         self,
         tenant: Tenant,
@@ -248,13 +255,24 @@ class Memory:
                 flush()
                 self.requests.link(tenant, repeated, turn_ids[-1])
                 continue
-            request = detect(turn.text)
+            request, reference = detect(turn.text), None
+            if request is None and points_back(turn.text):
+                # "the thing about my mum..." / "yes. can you forget it?"
+                flush()
+                reference = self._previous_user_turn(tenant, session)
+                request = detect(turn.text, reference.text) if reference else None
             if request is None:
                 run.append(turn)
                 continue
             flush()
             report = self.requests.execute(
-                tenant, request, turn.text, session_id=session, at=at, metadata=meta
+                tenant,
+                request,
+                turn.text,
+                session_id=session,
+                at=at,
+                metadata=meta,
+                reference=reference,
             )
             done.append(report)
             created.extend(report.created)

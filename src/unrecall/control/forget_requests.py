@@ -220,9 +220,16 @@ class RequestExecutor:
         session_id: str | None,
         at: float,
         metadata: dict[str, Any],
+        reference: TurnRow | None = None,
     ) -> ForgetReport:
-        """Apply one request said in ``text`` (a user turn); see the module."""
+        """Apply one request said in ``text`` (a user turn); see the module.
+        ``reference`` is the user's previous turn when the request's object
+        was said there ("the thing about my mum..." / "yes. bin it"): it is
+        part of the request and goes first, with what was derived from it."""
         with self.storage.transaction(), self.recall.reusing():
+            if reference is not None:
+                self.storage.delete_memories(self.storage.derived([reference.id]))
+                self.storage.delete_turns([reference.id])
             self._rows.clear()
             plan = self._plan(tenant, request, text, session_id, at)
             rows = plan.rows + self._copies(tenant, plan.rows)
@@ -274,7 +281,7 @@ class RequestExecutor:
                 removed=[r.uid for r in removed],
                 rewritten=[r.uid for r in rewritten],
                 created=[m.uid for m in created + replacements],
-                turns_removed=turns,
+                turns_removed=turns + (reference is not None),
                 request_turn=turn.uid,
             )
             self.control.audit.record(

@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from unrecall.dialogue import idioms
+from unrecall.dialogue.windows import window
 from unrecall.recall.categories import categories as english_categories
 from unrecall.recall.lexical import normalize, words
 
@@ -1162,7 +1164,7 @@ _TABLES: tuple[_Language, ...] = (_EN, _ES, _FR, _DE)
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
 
 
-def detect(text: str) -> ForgetRequest | None:
+def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     """Read one user turn and return the forget request it makes, or None.
 
     Each language table is tried, the language whose function words dominate
@@ -1171,15 +1173,39 @@ def detect(text: str) -> ForgetRequest | None:
     forget, trimmed of courtesies), the new value of a replacement, the
     request kind (see :func:`classify`) and the topic categories of the
     target. Turns that only mention forgetting or deleting return None.
+    ``context`` (the user's previous turn) names the object of a request
+    that points back at it ("yes. please bin it").
     """
     if not text or not text.strip():
         return None
     turn = text.translate(_APOSTROPHES)
-    for lang in _ranked(turn):
+    ranked = _ranked(turn)
+    for lang in ranked:
         found = _replacement(lang, turn) or _rule_match(lang, turn)
         if found is not None:
             return _with_second(lang, turn, found)
-    return None
+    # Words the tables do not know ("bin it", "Weg damit"): the turn's own
+    # language only, so an English idiom never reads a French turn.
+    lang = ranked[0]
+    target = idioms.find(turn, lang.code, context)
+    if target is None or lang.external.search(target):
+        return None
+    # "tues night", "Samstagnacht": a time alone names what was said then.
+    kind = "temporal" if window(target, 0.0) is not None else classify(target, lang.code)
+    return ForgetRequest(
+        kind=kind,
+        language=lang.code,
+        target=target,
+        categories=topic_categories(target, lang.code),
+    )
+
+
+def points_back(text: str) -> bool:
+    """True when the turn asks to forget something it names only by a
+    pronoun or not at all ("yes. please bin it"): its object was said in
+    the user's previous turn (pass that as ``detect``'s ``context``)."""
+    turn = text.translate(_APOSTROPHES)
+    return bool(turn.strip()) and idioms.dangling(turn, _ranked(turn)[0].code)
 
 
 def _with_second(lang: _Language, turn: str, first: ForgetRequest) -> ForgetRequest:

@@ -23,6 +23,11 @@ _WEEKDAYS = {
     **dict.fromkeys(("saturday", "sabado", "samedi", "samstag"), 5),
     **dict.fromkeys(("sunday", "domingo", "dimanche", "sonntag"), 6),
 }
+_ABBREVIATED = {
+    "tue": "tuesday", "tues": "tuesday", "weds": "wednesday", "thu": "thursday",
+    "thur": "thursday", "thurs": "thursday", "fri": "friday",
+}  # fmt: skip
+_DE_DAYTIME = r"(?<=tag)(?:nacht|abend|morgen|mittag|nachmittag|vormittag)$"
 _MONTHS = {
     name: i + 1
     for i, names in enumerate(
@@ -141,6 +146,9 @@ def window(phrase: str, at: float) -> tuple[float, float] | None:
     if re.search(r"\bthe\s+other\s+day\b|\bel\s+otro\s+dia|\bl'autre\s+jour|\bneulich", text):
         return span(today - 7 * _DAY, today)
     for word in re.findall(r"\w+", text):
+        # "Samstagnacht", "Freitagabend"; "tues", "thurs" (not "sat", "sun",
+        # "wed" or "mon": English and French words of their own)
+        word = _ABBREVIATED.get(word, re.sub(_DE_DAYTIME, "", word))
         if word in _WEEKDAYS:
             back = (today.weekday() - _WEEKDAYS[word]) % 7 or 7
             day = today - timedelta(days=back)

@@ -48,7 +48,9 @@ _OBJECT_PRONOUNS = {"him", "them", "it"}
 # A sentence ends at . ! ? before a capital, or before a lowercase word when
 # it ends a word ("... in Moreno Valley. mi familia es de ..."): chat skips
 # capitals, but "2. tv." and "approx. 3" are no ends.
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"“'(¿¡])|(?<=[^\W\d_]{3}[.!?])\s+(?=[a-zà-ÿ])")
+_SENTENCE = re.compile(
+    r"(?<=[.!?])\s+(?=[A-Z\"“'(¿¡])|(?:(?<=[^\W\d_]{3}[.!?])|(?<=\d\d[.!?]))\s+(?=[a-zà-ÿ])"
+)
 _JOINER = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’]+")
 

@@ -1,0 +1,313 @@
+"""Forget requests in words the rule tables do not know.
+
+People rarely say "please forget my PIN". They say "bin it", "nuke that",
+"take it out of your head", "that's not yours to keep", "poubelle",
+"hazte el loco", "Weg damit". The rule tables of ``requests`` read the
+common forms with exact targets; this reader is tried after them, on a
+turn they did not match, and asks for three things in one sentence, or in
+a sentence and the one before it:
+
+1. a **removal idiom** aimed at the assistant (per-language lexicons below);
+2. an **object that is the user's own information** or something said to
+   the assistant: "my …", "the code I gave you", "that thing I said about
+   …", "tues night", "those two numbers";
+3. no sign of **another task or of narration**: files, git, apps, cooking,
+   "forget it, I'll just order pizza", "I forgot my keys", "she deleted it".
+
+It returns the object phrase, which the executor resolves like any other
+target (identifiers, slots, stems, time windows, meaning). Deterministic,
+lexicons only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from unrecall.dialogue.windows import window
+
+_F = re.IGNORECASE | re.VERBOSE
+
+# -- 1. removal idioms ----------------------------------------------------------
+# Each pattern matches the idiom; a group ``o`` (when present) is the object
+# written after it ("wipe everything about my love life").
+_OBJ_AFTER = r"(?:\s+(?P<o>[^.!?;]{2,160}))?"
+# Only idioms the tables lack: their verbs ("forget", "delete", "borra",
+# "oublie", "vergiss") with their guards already decided the turn.
+_IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "en": (
+        re.compile(
+            r"""\b(?:forgt|forgit|frget|forgettt?|delet|deleet|dlete|bin|ditch|nuke|trash|toss|
+            shred|junk|chuck|zap|axe|scrub|unsee|unhear|unremember|un-(?:get|assume|see|hear|learn|know|remember|think|file))\b
+            (?:\s+(?:it|that|them|those|this|these|all\s+of\s+(?:it|that|them)|the\s+lot))?"""
+            + _OBJ_AFTER,
+            _F,
+        ),
+        re.compile(
+            r"""\b(?:take\s+(?:it|that|them|this|those|that\s+one|these)\s+(?:out|off|away|down)|
+            strike\s+(?:it|that|them)\s+(?:out|off)|cross\s+(?:it|that|them)\s+(?:out|off)|
+            wipe\s+the\s+(?:slate|lot)|clear\s+(?:it|that|them)\s+out|
+            throw\s+(?:it|that|them)\s+(?:out|away))"""
+            + _OBJ_AFTER,
+            _F,
+        ),
+        re.compile(
+            r"""(?:\b(?:it|that|they|both|those|these|this|all\s+of\s+(?:it|that|them)|both\s+of\s+
+            (?:those|them|these))\s+can\s+(?:go|be\s+(?:deleted|forgotten|removed|wiped|binned))\b
+            |\b(?:is|are|'s)\s+not\s+yours\s+to\s+(?:keep|have|hold)|\bisn't\s+yours\s+to\s+(?:keep|have)
+            |\bi'?d\s+(?:rather|prefer)\s+(?:it|that|they)\s+(?:weren't|wasn't|were\s+not|was\s+not|
+            not\s+be)\s+(?:kept|stored|saved|written|on\s+file)
+            |\bi'?d\s+(?:rather|prefer)\s+you\s+(?:didn't|did\s+not)\s+have
+            |\b(?:wasn't|weren't)\s+stored
+            |\b(?:don't|do\s+not|dont)\s+(?:hang|hold)\s+on\s*to
+            |\b(?:don't|do\s+not|dont)\s+file\s+(?:me|it|that|them|this)
+            |\bnot\s+something\s+you\s+need
+            |\b(?:need|needs)\s+to\s+(?:live|stay)\s+in\s+your\s+(?:memory|head|notes)
+            |\bout\s+of\s+your\s+(?:head|memory|notes|system)
+            |\b(?:pretend|act\s+as\s+if)\s+i\s+never)""",
+            _F,
+        ),
+        re.compile(r"(?:^|[.!?;:,]\s*)(?:gone|binned|scrapped)\s*(?:[.!]|,?\s*thanks|$)", _F),
+    ),
+    "es": (
+        re.compile(
+            r"""\b(?:t[ií]ra(?:lo|la|los|las)|s[aá]ca(?:lo|la|los|las)|b[oó]ta(?:lo|la|los|las)|
+            qu[ií]tate\s+(?:esa|eso|esa\s+idea))\b"""
+            + _OBJ_AFTER,
+            _F,
+        ),
+        re.compile(
+            r"""\b(?:hazte\s+el\s+(?:loco|tonto|sueco)|como\s+si\s+nunca\s+te\s+lo\s+hubiera|
+            a\s+la\s+basura|(?:los|las|ambos|ambas)\s+dos\s*,?\s*fuera\b|,\s*fuera\s*[.!]|
+            no\s+tengas\s+nada\s+m[ií]o|de\s+tu\s+(?:memoria|cabeza))""",
+            _F,
+        ),
+    ),
+    "fr": (
+        re.compile(
+            r"""\b(?:vire(?:-le|-la|-les|z)?|jette(?:-le|-la|-les|z)?|raye(?:-le|-la|-les|z)?)
+            (?=[\s,.!?]|$)"""
+            + _OBJ_AFTER,
+            _F,
+        ),
+        re.compile(
+            r"""\b(?:(?:fais|faire|faites)\s+une\s+croix\s+dessus|poubelle|passe\s+l'[ée]ponge|
+            tire\s+un\s+trait|de\s+ta\s+(?:m[ée]moire|t[êe]te)|
+            comme\s+si\s+je\s+(?:ne\s+)?t'avais\s+rien)""",
+            _F,
+        ),
+    ),
+    "de": (
+        re.compile(
+            r"""\b(?:nimm\s+(?:das|die|den|es|sie)\s+(?:\w+\s+)?raus|rausnehmen|raus\s+damit|
+            wirf\s+\w+\s+weg|wegwerfen)\b"""
+            + _OBJ_AFTER,
+            _F,
+        ),
+        re.compile(
+            r"""\b(?:weg\s+damit|in\s+den\s+(?:papierkorb|m[üu]ll)|aus\s+(?:deinem|ihrem)\s+
+            (?:ged[äa]chtnis|kopf|speicher))""",
+            _F,
+        ),
+    ),
+}
+
+# The tables' own verbs with no object of their own, or a pronoun or a
+# count ("X. Delete.", "X, please delete both", "X, mejor olvídalo",
+# "X - bitte vergiss das"): what they remove is the phrase said before.
+_BACK_REFERENCE: dict[str, re.Pattern[str]] = {
+    "en": re.compile(
+        r"""(?<!\bnot\s)(?<!n't\s)(?<!\bnever\s)\b(?:forget|delete|erase|remove|drop|lose|wipe|
+        clear|scratch|discard|ignore|purge)\b(?:\s+(?:it|that|them|those|this|these|both|all\s+of\s+
+        (?:it|that|them)|that\s+one|you\s+ever\s+\w+\s+it))?(?=\s*(?:[.,!?;]|$|please|pls|too|
+        thanks|ta\b|though|now))
+        |\b(?:both|all\s+of\s+(?:it|them)|everything)\s+gone\b""",
+        _F,
+    ),
+    "es": re.compile(
+        r"""(?<!\bno\s)\b(?:b[oó]rra(?:lo|la|los|las)|olv[ií]da(?:lo|la|los|las)|olv[ií]date\s+de\s+eso|
+        elim[ií]na(?:lo|la|los|las)|qu[ií]ta(?:lo|la|los|las)|desc[aá]rta(?:lo|la|los|las))\b
+        (?:\s+(?:los|las)\s+dos|\s+ambos|\s+todo)?
+        |:\s*fuera\b|\bfuera\s+(?:xfa|porfa|por\s+favor)""",
+        _F,
+    ),
+    "fr": re.compile(
+        r"""(?<!\bne\s)\b(?:efface|oublie|supprime|retire|enl[eè]ve)(?:-le|-la|-les|z)?
+        (?:\s+(?:[çc]a|les\s+deux|tout|cette\s+\w+|ce\s+\w+))?(?=\s*(?:[.,!?;]|$|stp|svp|s'il))
+        |\bl(?:'|es\s+)(?:effacer|oublier|supprimer|virer|retirer|enlever)\b""",
+        _F,
+    ),
+    "de": re.compile(
+        r"""(?<!\bnicht\s)\b(?:vergiss|l[öo]sch(?:e)?|streich(?:e)?|entfern(?:e)?)\s+(?:das|es|sie|
+        beides|alles|die\s+beiden)\b|\b(?:das|es|sie|beides|alles|die)\s+(?:bitte\s+)?
+        (?:vergessen|l[öo]schen|streichen|entfernen)\b
+        |\b(?:beides|alles|komplett|bitte)\s+(?:bitte\s+)?(?:raus|weg)\s*(?:[.!]|$)""",
+        _F,
+    ),
+}
+
+# -- 2. the object -----------------------------------------------------------
+# The user's own information, or something said to the assistant.
+_OWN = {
+    "en": re.compile(
+        r"""\b(?:my|mine|our|me|myself|i\s+(?:told|said|gave|mentioned|typed|sent|shared|wrote|
+        pasted|put|bored|ranted|confided)|you(?:'ve|\s+have)\s+(?:got|on)|you\s+(?:know|have)\s+
+        about|on\s+me|about\s+me|from\s+(?:earlier|before|the\s+start)|in\s+here|
+        (?:the|both|those|these)\s+(?:two|three|four|both)\s+\w+|
+        (?:that|this|those|these)\s+(?:\w+[\s-]){0,3}?(?:code|number|numbers|thing|things|bit|
+        stuff|rant|chat|verdict|conclusion|idea|guess|name|password|pin|address|info|detail|
+        details|story|part)s?)\b""",
+        _F,
+    ),
+    "es": re.compile(
+        r"""\b(?:mi|mis|m[ií]o|m[ií]a|m[ií]os|me|te\s+(?:di|dije|cont[eé]|pas[eé]|mand[eé])|
+        lo\s+de|lo\s+del|la\s+de|(?:ese|esa|esos|esas)\s+\w+)\b""",
+        _F,
+    ),
+    "fr": re.compile(
+        r"""\b(?:mon|ma|mes|moi|je\s+t'ai|t'ai\s+(?:dit|donn[ée]|racont[ée]|[ée]crit)|
+        (?:ce|cette|ces)\s+\w+|le\s+truc|tout\s+ce\s+que)\b""",
+        _F,
+    ),
+    "de": re.compile(
+        r"""\b(?:mein|meine|meinen|meinem|meiner|mir|mich|von\s+mir|ich\s+(?:dir|ihnen)|
+        (?:diese|dieser|dieses|diesen)\s+\w+|(?:das|die)\s+(?:ganze|zwei|beiden))\b""",
+        _F,
+    ),
+}
+
+# -- 3. not a request -----------------------------------------------------------
+_OTHER_TASK = re.compile(
+    r"""\b(?:git|branch|repo|commit|files?|folders?|director(?:y|ies)|cache|cookies?|browser|
+    tabs?|apps?|photos?|pics|screenshots?|inbox|spreadsheet|columns?|rows?|cells?|drafts?|
+    document|docs?|slides?|playlist|cart|recipe|pan|oven|heat|sauce|onions?|garlic|salt|dough|
+    code\s+(?:block|snippet)|function|variable|table|database|server|docker|container|
+    account\s+on|archivo|carpeta|fichier|dossier|datei|ordner|correo|mails?|e-?mails?\s+from)\b""",
+    _F,
+)
+# "forget it, I'll just ...": never mind.
+_NEVER_MIND = re.compile(
+    r"""\b(?:forget\s+it|never\s*mind|olv[ií]dalo|d[ée]j[ae]lo|laisse\s+tomber|oublie\s+[çc]a|
+    vergiss\s+es|egal)\b[\s,.!-]*(?:i'll|i\s+will|let's|we'll|i'm\s+going|i\s+can|me\s+voy|voy\s+a|
+    je\s+vais|on\s+va|ich\s+(?:mach|geh|bestell|nehm))""",
+    _F,
+)
+# Narration: someone (the user included) did or does the removing.
+_NARRATED = re.compile(
+    r"""\b(?:i|he|she|they|we|you|it|someone|everyone|my\s+\w+)\s+(?:always\s+|just\s+|already\s+|
+    totally\s+|completely\s+|accidentally\s+)?(?:forgot|deleted|erased|wiped|lost|dropped|binned|
+    scrapped|removed|tossed|trashed|forgets|deletes|loses|drops)\b
+    |\b(?:yo\s+)?(?:olvid[eé]|borr[eé]|perd[ií])\b|\bj'ai\s+(?:oubli[ée]|effac[ée]|perdu|jet[ée])
+    |\bich\s+(?:habe?\s+)?(?:vergessen|gel[öo]scht|verloren)|\bhab\s+(?:\w+\s+)?vergessen""",
+    _F,
+)
+_MODAL = re.compile(
+    r"\b(?:can|could|would|will)\s+(?:you|u)\b|\b(?:puedes|podr[ií]as|peux-tu|pourrais|kannst|k[öo]nntest)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"[^.!?…]+(?:[.!?…]+|$)")
+# Courtesies and fillers cut from the ends of an object phrase.
+_EDGE = re.compile(
+    r"""^(?:(?:and|also|oh|ok|okay|so|right|hey|yo|um|uh|please|pls|plz|y|e|et|und|also|oye|bon|
+    ach|noch|ja|yeah|yes|sí|oui|alors|puis|et\s+puis|and\s+honestly|honestly|now)[\s,:]+)+
+    |(?:[\s,:;]+(?:please|pls|plz|thanks|ta|bitte|por\s+favor|porfa|xfa|s'il\s+te\s+pla[iî]t|stp|
+    svp|though|too|as\s+well|for\s+me|thank\s+you))+$""",
+    _F,
+)
+_PRONOUN_ONLY = re.compile(
+    r"""^(?:it|that|them|this|those|these|all\s+of\s+(?:it|that|them)|the\s+lot|everything|
+    lo|la|los|las|eso|esto|le|les|[çc]a|cela|das|es|sie|alles)$""",
+    _F,
+)
+
+
+def find(turn: str, language: str, context: str | None = None) -> str | None:
+    """The object phrase of a removal request said in words the rule tables
+    do not know, or None (see the module docstring). ``context`` is the
+    user's previous turn, for a request whose object was said there ("the
+    thing I told you about my mum..." / "yes. can you forget it?")."""
+    found = _find(turn, language)
+    if found is not None or context is None or not dangling(turn, language):
+        return found
+    phrase = _tidy(context)
+    own = _OWN[language]
+    if phrase and len(phrase) <= 200 and (own.search(phrase) or window(phrase, 0.0)):
+        return phrase
+    return None
+
+
+def dangling(turn: str, language: str) -> bool:
+    """True when the turn makes a removal request whose object is only a
+    pronoun or nothing ("please bin it", "Tu peux l'oublier ?")."""
+    if _NEVER_MIND.search(turn) or _find(turn, language) is not None:
+        return False
+    patterns = (*_IDIOMS.get(language, ()), _BACK_REFERENCE.get(language))
+    for sentence in _sentences(turn):
+        if any(
+            p is not None
+            and p.search(sentence)
+            and not _NARRATED.search(sentence)
+            and not _OTHER_TASK.search(sentence)
+            for p in patterns
+        ):
+            return True
+        if len(sentence.split()) > 3:
+            return False  # said something of its own first: not a bare "yes. bin it"
+    return False
+
+
+def _sentences(turn: str) -> list[str]:
+    return [s.group(0).strip() for s in _SENTENCE.finditer(turn) if s.group(0).strip()]
+
+
+def _find(turn: str, language: str) -> str | None:
+    idioms = _IDIOMS.get(language)
+    own = _OWN.get(language)
+    if not idioms or own is None or _NEVER_MIND.search(turn):
+        return None
+    sentences = _sentences(turn)
+    for i, sentence in enumerate(sentences):
+        for idiom in idioms:
+            m = idiom.search(sentence)
+            if (
+                m is None
+                or _NARRATED.search(sentence)
+                or _OTHER_TASK.search(sentence)
+                or (sentence.endswith("?") and not _MODAL.search(sentence))
+            ):
+                continue
+            after = _tidy(m.groupdict().get("o") or "")
+            before = _tidy(sentence[: m.start()])
+            previous = _tidy(sentences[i - 1]) if i > 0 else ""
+            for phrase in (after, before, previous):
+                if phrase and not _PRONOUN_ONLY.match(phrase) and own.search(phrase):
+                    if phrase is previous and _OTHER_TASK.search(previous):
+                        continue
+                    return phrase
+            # "tues night. nuke it.": a time alone names what was said then
+            if previous and len(previous.split()) <= 5 and window(previous, 0.0) is not None:
+                return previous
+        back = _BACK_REFERENCE.get(language)
+        m = back.search(sentence) if back is not None else None
+        if m is None or _OTHER_TASK.search(sentence):
+            continue
+        if sentence.endswith("?") and not _MODAL.search(sentence):
+            continue
+        before = _tidy(sentence[: m.start()])
+        previous = _tidy(sentences[i - 1]) if i > 0 else ""
+        for phrase in (before, previous):
+            if phrase and own.search(phrase) and not _NARRATED.search(phrase):
+                return phrase
+        # "tues night. forget it.": a time alone names what was said then
+        if previous and len(previous.split()) <= 5 and window(previous, 0.0) is not None:
+            return previous
+    return None
+
+
+def _tidy(phrase: str) -> str:
+    phrase = phrase.strip(" \t\n,;:.!?¿¡\"'—–-…")
+    for _ in range(3):
+        cut = _EDGE.sub("", phrase).strip(" ,;:.!?¿¡—–-…")
+        if cut == phrase:
+            break
+        phrase = cut
+    return phrase

@@ -1,0 +1,78 @@
+"""Forget requests in words the rule tables do not know (``dialogue.idioms``),
+their look-alikes, and requests whose object was said in the previous turn."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from test_dialogue_forgetting import DAY, T0, held, recalled, say
+
+from unrecall import Memory
+from unrecall.dialogue.requests import detect, points_back
+from unrecall.dialogue.windows import window
+
+
+@pytest.mark.parametrize(
+    ("turn", "kind", "target"),
+    [
+        ("that diesel tank code. take it out of your head.", "factual", "that diesel tank code"),
+        ("my therapist's name... nuke it pls", "factual", "my therapist's name"),
+        ("the bit about my brother isn't yours to keep", "factual", "the bit about my brother"),
+        ("tues night. forget it. all of it.", "temporal", "tues night"),
+        ("Samstagnacht. Streich das komplett.", "temporal", "Samstagnacht"),
+        ("mi pin, tíralo a la basura", "factual", "mi pin"),
+        ("Mon code de carte, vire-le.", "factual", "Mon code de carte"),
+        ("Meine alte Adresse – weg damit, bitte.", "factual", "Meine alte Adresse"),
+        (
+            "the two numbers from admin day, the tax one and the Council one. both can go",
+            "compositional",
+            "the two numbers from admin day, the tax one and the Council one",
+        ),
+    ],
+)
+def test_idioms_are_requests_with_their_object(turn: str, kind: str, target: str) -> None:
+    found = detect(turn)
+    assert found is not None and (found.kind, found.target) == (kind, target)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "let it go. speaking of my sister, Mere just got engaged!",
+        "My aunt's Skoda Octavia has the licence plate UN-2986-XZ and is green.",
+        "Mi hijo siempre borra sus dibujos.",
+        "I binned my old trainers yesterday.",
+        "How do I bin a file on my laptop?",
+        "Forget it, I'll just order pizza.",
+        "Nimm die Pfanne vom Herd und wirf die Zwiebeln weg.",
+        "Don't forget my birthday is next Friday!",
+    ],
+)
+def test_look_alikes_are_not_requests(turn: str) -> None:
+    assert detect(turn) is None and not points_back(turn)
+
+
+def test_weekday_abbreviations_and_german_compounds_are_windows() -> None:
+    for phrase, weekday in (("tues night", 1), ("Samstagnacht", 5), ("Freitagabend", 4)):
+        start, _ = window(phrase, T0 + 7 * DAY)
+        assert datetime.fromtimestamp(start, UTC).weekday() == weekday
+    assert window("I sat down with Huw", T0) is None
+
+
+def test_a_request_split_over_two_turns_takes_the_first_turns_object(mem: Memory) -> None:
+    say(mem, "user", "My mum's dementia diagnosis came through in May.")
+    say(mem, "user", "My sister Ana lives in Porto.")
+    say(mem, "user", "the thing I told you about my mum's diagnosis...", session="s2", at=T0 + DAY)
+    report = say(mem, "user", "yes. please bin it.", session="s2", at=T0 + DAY + 60)
+    (req,) = report.requests
+    assert req.count >= 1
+    assert "dementia" not in held(mem)
+    assert "porto" in recalled(mem, "where does my sister live")
+
+
+def test_a_pointing_back_turn_after_a_statement_of_its_own_is_not_split(mem: Memory) -> None:
+    say(mem, "user", "My sister Ana lives in Porto.")
+    report = say(mem, "user", "We talked about the garden for ages today. please bin it.")
+    assert not report.requests
+    assert "porto" in recalled(mem, "where does my sister live")
