@@ -260,46 +260,36 @@ def _sentences(turn: str) -> list[str]:
 
 
 def _find(turn: str, language: str) -> str | None:
-    idioms = _IDIOMS.get(language)
-    own = _OWN.get(language)
-    if not idioms or own is None or _NEVER_MIND.search(turn):
+    idioms, back, own = _IDIOMS.get(language), _BACK_REFERENCE.get(language), _OWN.get(language)
+    if not idioms or back is None or own is None or _NEVER_MIND.search(turn):
         return None
     sentences = _sentences(turn)
     for i, sentence in enumerate(sentences):
-        for idiom in idioms:
-            m = idiom.search(sentence)
-            if (
-                m is None
-                or _NARRATED.search(sentence)
-                or _OTHER_TASK.search(sentence)
-                or (sentence.endswith("?") and not _MODAL.search(sentence))
-            ):
-                continue
-            after = _tidy(m.groupdict().get("o") or "")
-            before = _tidy(sentence[: m.start()])
-            previous = _tidy(sentences[i - 1]) if i > 0 else ""
-            for phrase in (after, before, previous):
-                if phrase and not _PRONOUN_ONLY.match(phrase) and own.search(phrase):
-                    if phrase is previous and _OTHER_TASK.search(previous):
-                        continue
+        if (
+            _NARRATED.search(sentence)
+            or _OTHER_TASK.search(sentence)
+            or (sentence.endswith("?") and not _MODAL.search(sentence))
+        ):
+            continue
+        previous = _tidy(sentences[i - 1]) if i > 0 else ""
+        # An idiom of its own may name its object after it ("nuke my ...");
+        # the tables' verbs only before it ("X. Delete.").
+        hits = [(m, True) for p in idioms if (m := p.search(sentence))]
+        hits += [(m, False) for m in [back.search(sentence)] if m]
+        for m, object_after in hits:
+            after = _tidy(m.groupdict().get("o") or "") if object_after else ""
+            for phrase in (after, _tidy(sentence[: m.start()]), previous):
+                if (
+                    phrase
+                    and not _PRONOUN_ONLY.match(phrase)
+                    and own.search(phrase)
+                    and not _NARRATED.search(phrase)
+                    and not _OTHER_TASK.search(phrase)
+                ):
                     return phrase
             # "tues night. nuke it.": a time alone names what was said then
             if previous and len(previous.split()) <= 5 and window(previous, 0.0) is not None:
                 return previous
-        back = _BACK_REFERENCE.get(language)
-        m = back.search(sentence) if back is not None else None
-        if m is None or _OTHER_TASK.search(sentence):
-            continue
-        if sentence.endswith("?") and not _MODAL.search(sentence):
-            continue
-        before = _tidy(sentence[: m.start()])
-        previous = _tidy(sentences[i - 1]) if i > 0 else ""
-        for phrase in (before, previous):
-            if phrase and own.search(phrase) and not _NARRATED.search(phrase):
-                return phrase
-        # "tues night. forget it.": a time alone names what was said then
-        if previous and len(previous.split()) <= 5 and window(previous, 0.0) is not None:
-            return previous
     return None
 
 
