@@ -76,3 +76,52 @@ def test_a_pointing_back_turn_after_a_statement_of_its_own_is_not_split(mem: Mem
     report = say(mem, "user", "We talked about the garden for ages today. please bin it.")
     assert not report.requests
     assert "porto" in recalled(mem, "where does my sister live")
+
+
+@pytest.mark.parametrize(
+    ("turn", "old", "new"),
+    [
+        ("no wait, it's actually 14B, not 41B, I mistyped the flat number", "41B", "14B"),
+        ("I read it wrong. the test isn't the 12th, it's the 19th.", "the 12th", "the 19th"),
+        ("Me equivoqué: el vuelo es el jueves, no el martes.", "el martes", "el jueves"),
+        ("Je me suis trompé : c'est le 12, pas le 21.", "le 21", "le 12"),
+        ("Hab mich vertippt, das ist die 21, nicht die 12.", "die 12", "die 21"),
+    ],
+)
+def test_corrections_without_a_change_verb_are_replacements(turn: str, old: str, new: str) -> None:
+    found = detect(turn)
+    assert found is not None and found.kind == "replacement"
+    assert (found.target, found.new_value) == (old, new)
+
+
+def test_it_is_x_not_y_without_a_correction_marker_is_a_statement() -> None:
+    assert detect("It's a cat, not a dog, that lives next door.") is None
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "I'm 44, not 64. please drop that verdict about hot flushes",
+        "No es lo que pensaste. Quítate esa idea de la cabeza.",
+        "Inès c'est ma coloc. Efface ta conclusion, s'il te plaît.",
+        "Ich bin nicht taub. Ihre Diagnose streichen Sie bitte wieder.",
+    ],
+)
+def test_a_dismissed_conclusion_is_an_inferential_request(turn: str) -> None:
+    found = detect(turn)
+    assert found is not None and found.kind == "inferential"
+
+
+def test_a_corrected_day_replaces_the_day_and_keeps_the_rest(mem: Memory) -> None:
+    say(mem, "user", "the TB test with Rhian from Severn Vets is on the 12th of March")
+    say(
+        mem,
+        "user",
+        "I read the vet's letter wrong. the TB test isn't that Wednesday, it's the week after,"
+        " 19th of March",
+        session="s2",
+        at=T0 + DAY,
+    )
+    assert "12th of march" not in held(mem)
+    answer = recalled(mem, "when is the TB test")
+    assert "19th of march" in answer and "severn vets" in answer

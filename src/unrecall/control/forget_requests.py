@@ -78,6 +78,7 @@ from unrecall.dialogue.windows import names_last_session, window
 from unrecall.errors import InvalidInput
 from unrecall.recall.categories import categories
 from unrecall.recall.clauses import split_clauses
+from unrecall.recall.dates import day_spans
 from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.identifiers import query_keys
 from unrecall.recall.lexical import (
@@ -135,6 +136,7 @@ class _Plan:
     values: list[str] = field(default_factory=list)  # values cut out of longer memories
     named: list[str] = field(default_factory=list)  # every part the request names
     turns: list[TurnRow] = field(default_factory=list)  # assistant turns to scrub
+    new_value: str | None = None  # what replaces ``values`` when not the request's own
 
 
 class RequestExecutor:
@@ -266,7 +268,7 @@ class RequestExecutor:
                 )
                 for clause in kept
             ]
-            replacements = self._rewrite(tenant, rewritten, plan.values, request, at)
+            replacements = self._rewrite(tenant, rewritten, plan, request, at)
             # turns that still say a value or an identifier of what went (an
             # assistant's "Noted: PIN 4417" that became no memory of its own)
             said_again = plan.values + identifiers_in(removed + rewritten)
@@ -366,6 +368,13 @@ class RequestExecutor:
         if not found and request.kind == "replacement":
             found = {r.id: r for r in self._slot(tenant, request, text)}
             plan.match = "slot" if found else "none"
+        if request.kind == "replacement" and (new_days := day_spans(request.new_value or "")):
+            # "it's the week after, 19th of March" for "the TB test is on the
+            # 12th of March": the day is what changed, the rest of the fact stays
+            for r in found.values():
+                if request.target.casefold() not in r.text.casefold() and day_spans(r.text):
+                    plan.values.append(day_spans(r.text)[0])
+                    plan.new_value = new_days[0]
         plan.values += [seg for rid, seg in segments if rid not in whole]
         plan.rows = sorted(found.values(), key=lambda r: r.id)
         return plan
@@ -651,17 +660,19 @@ class RequestExecutor:
         self,
         tenant: Tenant,
         rows: list[MemoryRow],
-        values: list[str],
+        plan: _Plan,
         request: ForgetRequest,
         at: float,
     ) -> list[MemoryRow]:
         """New memories for rows a value is cut from (or replaced in); the
         caller deletes the old rows, whose turns then keep the new texts."""
-        new_value = request.new_value if request.kind == "replacement" else None
+        new_value = None
+        if request.kind == "replacement":
+            new_value = plan.new_value or request.new_value
         out = []
         sources = self.storage.sources([r.id for r in rows])
         for row in rows:
-            text = without(row.text, values, new_value) or ""
+            text = without(row.text, plan.values, new_value) or ""
             out.append(
                 self.control._derive(
                     tenant,

@@ -145,6 +145,118 @@ _BACK_REFERENCE: dict[str, re.Pattern[str]] = {
     ),
 }
 
+# A conclusion the assistant drew, named and dismissed: "drop that verdict",
+# "quítate esa idea", "efface ta conclusion", "Ihre Diagnose ... streichen".
+_CONCLUSION = re.compile(
+    r"""\b(?:(?:that|this|the|your|those)\s+(?:[\w'-]+\s+){0,2}?(?:conclusions?|assumptions?|
+    verdicts?|guess(?:es)?|diagnos[ie]s|theor(?:y|ies)|labels?|impressions?|ideas?|inferences?)
+    |(?:esa|esta|tu|la)\s+(?:idea|conclusi[oó]n|suposici[oó]n|teor[ií]a|impresi[oó]n|diagn[oó]stico)
+    |(?:ta|cette|la)\s+(?:conclusion|id[ée]e|hypoth[èe]se|impression|th[ée]orie|diagnostic)
+    |(?:ihre|deine|diese|die|eure)\s+(?:\w+\s+)?(?:diagnose|annahme|idee|vermutung|schlussfolgerung|
+    theorie|einsch[äa]tzung))\b""",
+    _F,
+)
+_DISMISS = re.compile(
+    r"""\b(?:forget|drop|delete|erase|scrap|bin|remove|lose|ditch|ignore|don't\s+file|un-\w+|
+    qu[ií]ta(?:te|la|lo)?|olv[ií]da(?:la|lo)?|borra(?:la|lo)?|descarta(?:la|lo)?|
+    efface|oublie|retire|laisse\s+tomber|supprime|vire|
+    streich\w*|vergiss|vergessen|l[öo]sch\w*|entfern\w*)\b""",
+    _F,
+)
+
+# A correction with no change verb: "I read it wrong, it's the 19th, not the
+# 12th", "te dije mal: no es ese sábado, es el siguiente", "vertippt, das ist
+# die 21, nicht die 12". The marker says a value given before was wrong.
+_V = r"(?P<{0}>[^,.;!?:()]{{1,60}}?)"
+_CORRECTIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "en": (
+        re.compile(
+            r"""\b(?:wrong|mistake|mistyped|misread|misspoke|typo|no\s+wait|correction|i\s+meant|
+            mixed\s+(?:it|them|that)\s+up|got\s+it\s+wrong)\b""",
+            _F,
+        ),
+        re.compile(
+            r"""\b(?:it's|it\s+is|that's|that\s+is)\s+(?:actually\s+)?"""
+            + _V.format("new")
+            + r""",?\s+not\s+"""
+            + _V.format("old")
+            + r"""(?=\s*(?:[,.;!?]|$))
+            |\b(?:isn't|is\s+not|wasn't|was\s+not)\s+"""
+            + _V.format("old2")
+            + r""",\s*(?:it's|it\s+is|but)\s+"""
+            + _V.format("new2")
+            + r"(?=\s*(?:[,.;!?]|$))",
+            _F,
+        ),
+    ),
+    "es": (
+        re.compile(r"\b(?:me\s+equivoqu[eé]|te\s+dije\s+mal|me\s+confund[ií]|error|corrijo)\b", _F),
+        re.compile(
+            r"\bno\s+es\s+"
+            + _V.format("old2")
+            + r",\s*(?:es|sino)\s+"
+            + _V.format("new2")
+            + r"(?=\s*(?:[,.;!?:]|$))|\bes\s+"
+            + _V.format("new")
+            + r",\s*no\s+"
+            + _V.format("old")
+            + r"(?=\s*(?:[,.;!?]|$))",
+            _F,
+        ),
+    ),
+    "fr": (
+        re.compile(r"\b(?:je\s+me\s+suis\s+tromp[ée]e?|erreur|corrige|pardon|mal\s+lu)\b", _F),
+        re.compile(
+            r"\bce\s+n'est\s+pas\s+"
+            + _V.format("old2")
+            + r",\s*c'est\s+"
+            + _V.format("new2")
+            + r"(?=\s*(?:[,.;!?:]|$))|\bc'est\s+"
+            + _V.format("new")
+            + r",\s*pas\s+"
+            + _V.format("old")
+            + r"(?=\s*(?:[,.;!?]|$))",
+            _F,
+        ),
+    ),
+    "de": (
+        re.compile(r"\b(?:vertippt|verwechselt|verschrieben|falsch|fehler|korrektur)\b", _F),
+        re.compile(
+            r"\b(?:das|es|sie|er)\s+ist\s+"
+            + _V.format("new")
+            + r",\s*nicht\s+"
+            + _V.format("old")
+            + r"(?=\s*(?:[,.;!?]|$))|\bnicht\s+"
+            + _V.format("old2")
+            + r",\s*sondern\s+"
+            + _V.format("new2")
+            + r"(?=\s*(?:[,.;!?:]|$))",
+            _F,
+        ),
+    ),
+}
+
+
+_APPOSITIVE = re.compile(r"\s*[,:]\s*((?:\w+\s+){0,4}?\w*\d\w*(?:\s+(?:of\s+|de\s+)?[^\W\d]+)?)")
+
+
+def correction(turn: str, language: str) -> tuple[str, str] | None:
+    """``(old, new)`` of a value the turn says was given wrong, or None."""
+    marker, form = _CORRECTIONS.get(language, (None, None))
+    if marker is None or form is None or not marker.search(turn):
+        return None
+    m = form.search(turn)
+    if m is None:
+        return None
+    old = _tidy(m.group("old") or m.group("old2") or "")
+    new = _tidy(m.group("new") or m.group("new2") or "")
+    # "it's the week after, 19th of March": the value said again, exactly
+    said_again = _APPOSITIVE.match(turn, m.end())
+    if said_again:
+        new = f"{new}, {_tidy(said_again.group(1))}"
+    return (old, new) if old and new and old.casefold() != new.casefold() else None
+
+
 # -- 2. the object -----------------------------------------------------------
 # The user's own information, or something said to the assistant.
 _OWN = {
@@ -153,6 +265,9 @@ _OWN = {
         pasted|put|bored|ranted|confided)|you(?:'ve|\s+have)\s+(?:got|on)|you\s+(?:know|have)\s+
         about|on\s+me|about\s+me|from\s+(?:earlier|before|the\s+start)|in\s+here|
         (?:the|both|those|these)\s+(?:two|three|four|both)\s+\w+|
+        (?:all|everything|anything)\s+(?:that|the|about|to\s+do\s+with|with)\b|
+        the\s+(?:[\w'-]+\s+){0,3}?(?:code|number|pin|password|passcode|address|account|
+        registration|licence|license|passport|id)\b|
         (?:that|this|those|these)\s+(?:\w+[\s-]){0,3}?(?:code|number|numbers|thing|things|bit|
         stuff|rant|chat|verdict|conclusion|idea|guess|name|password|pin|address|info|detail|
         details|story|part)s?)\b""",
@@ -160,17 +275,23 @@ _OWN = {
     ),
     "es": re.compile(
         r"""\b(?:mi|mis|m[ií]o|m[ií]a|m[ií]os|me|te\s+(?:di|dije|cont[eé]|pas[eé]|mand[eé])|
-        lo\s+de|lo\s+del|la\s+de|(?:ese|esa|esos|esas)\s+\w+)\b""",
+        lo\s+de|lo\s+del|la\s+de|(?:ese|esa|esos|esas)\s+\w+|los\s+dos|las\s+dos|
+        todo\s+lo|(?:el|la|los|las)\s+(?:\w+\s+){0,2}?(?:n[uú]mero|c[oó]digo|contrase[ñn]a|
+        clave|pin|direcci[oó]n|cuenta|dni|carn[eé]|documento|pasaporte))\b""",
         _F,
     ),
     "fr": re.compile(
         r"""\b(?:mon|ma|mes|moi|je\s+t'ai|t'ai\s+(?:dit|donn[ée]|racont[ée]|[ée]crit)|
-        (?:ce|cette|ces)\s+\w+|le\s+truc|tout\s+ce\s+que)\b""",
+        (?:ce|cette|ces)\s+\w+|le\s+truc|tout\s+ce\s+que|les\s+deux|
+        (?:tout|toute|tous|toutes)\s+(?:la|le|les|l')|
+        (?:le|la|les)\s+(?:\w+\s+){0,2}?(?:num[ée]ros?|codes?|mot\s+de\s+passe|adresses?|
+        comptes?|iban|passeport))\b""",
         _F,
     ),
     "de": re.compile(
         r"""\b(?:mein|meine|meinen|meinem|meiner|mir|mich|von\s+mir|ich\s+(?:dir|ihnen)|
-        (?:diese|dieser|dieses|diesen)\s+\w+|(?:das|die)\s+(?:ganze|zwei|beiden))\b""",
+        (?:diese|dieser|dieses|diesen)\s+\w+|(?:das|die)\s+(?:ganze|zwei|beiden)|
+        alles\s+(?:über|zu|von)|(?:\w+-)?(?:nummer|code|pin|passwort|adresse|iban|konto)\b)""",
         _F,
     ),
 }
@@ -259,6 +380,16 @@ def _sentences(turn: str) -> list[str]:
     return [s.group(0).strip() for s in _SENTENCE.finditer(turn) if s.group(0).strip()]
 
 
+def conclusion(turn: str) -> str | None:
+    """The assistant's conclusion a turn dismisses ("drop that verdict",
+    "efface ta conclusion"), or None: an inferential request."""
+    for sentence in _sentences(turn):
+        found = _CONCLUSION.search(sentence)
+        if found and _DISMISS.search(sentence) and not _NARRATED.search(sentence):
+            return _tidy(found.group(0))
+    return None
+
+
 def _find(turn: str, language: str) -> str | None:
     idioms, back, own = _IDIOMS.get(language), _BACK_REFERENCE.get(language), _OWN.get(language)
     if not idioms or back is None or own is None or _NEVER_MIND.search(turn):
@@ -271,14 +402,15 @@ def _find(turn: str, language: str) -> str | None:
             or (sentence.endswith("?") and not _MODAL.search(sentence))
         ):
             continue
-        previous = _tidy(sentences[i - 1]) if i > 0 else ""
+        earlier = [_tidy(x) for x in reversed(sentences[max(0, i - 3) : i])]
+        previous = earlier[0] if earlier else ""
         # An idiom of its own may name its object after it ("nuke my ...");
         # the tables' verbs only before it ("X. Delete.").
         hits = [(m, True) for p in idioms if (m := p.search(sentence))]
         hits += [(m, False) for m in [back.search(sentence)] if m]
         for m, object_after in hits:
             after = _tidy(m.groupdict().get("o") or "") if object_after else ""
-            for phrase in (after, _tidy(sentence[: m.start()]), previous):
+            for phrase in (after, _tidy(sentence[: m.start()]), *earlier):
                 if (
                     phrase
                     and not _PRONOUN_ONLY.match(phrase)

@@ -1187,6 +1187,12 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     # Words the tables do not know ("bin it", "Weg damit"): the turn's own
     # language only, so an English idiom never reads a French turn.
     lang = ranked[0]
+    fixed = idioms.correction(turn, lang.code)
+    if fixed is not None:  # "I read it wrong, it's the 19th, not the 12th"
+        return ForgetRequest("replacement", lang.code, fixed[0], new_value=fixed[1])
+    dismissed = idioms.conclusion(turn)
+    if dismissed is not None:  # "quítate esa idea de la cabeza"
+        return ForgetRequest("inferential", lang.code, dismissed)
     target = idioms.find(turn, lang.code, context)
     if target is None or lang.external.search(target):
         return None

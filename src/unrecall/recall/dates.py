@@ -1,7 +1,11 @@
-"""The latest date a statement is qualified with ("since March 2023").
+"""Dates in statements.
 
-Used to order date-qualified facts: when a superseding statement is dated
-before the fact it would replace, the later-dated state stays current.
+``latest_date`` gives the latest date a statement is qualified with ("since
+March 2023"), to order date-qualified facts: when a superseding statement is
+dated before the fact it would replace, the later-dated state stays current.
+``day_spans`` finds days of a month ("the 12th of March", "20 de
+septiembre", "le 12 mars", "am 12. März"), so a corrected day can replace
+the one a memory holds.
 """
 
 from __future__ import annotations
@@ -48,3 +52,23 @@ def latest_date(text: str) -> tuple[int, int, int] | None:
     for m in _YEAR.finditer(text):
         found.append((int(m.group(1)), 0, 0))
     return max(found) if found else None
+
+
+_DAY_MONTHS = (
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|"
+    r"enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|"
+    r"noviembre|diciembre|janvier|f[ée]vrier|mars|avril|mai|juin|juillet|ao[uû]t|septembre|"
+    r"octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember"
+)
+_DAY = re.compile(
+    rf"""\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:of\s+|de\s+)?(?:{_DAY_MONTHS})\b
+    |\b(?:{_DAY_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?\b
+    |\bthe\s+\d{{1,2}}(?:st|nd|rd|th)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def day_spans(text: str) -> list[str]:
+    """The days of a month ``text`` names, as written, in order."""
+    return [m.group(0) for m in _DAY.finditer(text)]
