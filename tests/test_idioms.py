@@ -125,3 +125,52 @@ def test_a_corrected_day_replaces_the_day_and_keeps_the_rest(mem: Memory) -> Non
     assert "12th of march" not in held(mem)
     answer = recalled(mem, "when is the TB test")
     assert "19th of march" in answer and "severn vets" in answer
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "category"),
+    [
+        ("everything about my love life", "en", "relationships"),
+        ("toute la saga judiciaire avec le voisin", "fr", "legal"),
+        ("das ganze Glaubenszeug von mir", "de", "beliefs"),
+        ("nada mío de política", "es", "beliefs"),
+    ],
+)
+def test_topic_lexicons_cover_beliefs_legal_matters_and_phrases(
+    text: str, language: str, category: str
+) -> None:
+    from unrecall.dialogue.requests import topic_categories
+
+    assert category in topic_categories(text, language)
+
+
+def test_a_two_word_entry_counts_its_words_together() -> None:
+    from unrecall.recall.categories import categories
+
+    assert categories("everything about my love life") == {"relationships"}
+    assert categories("I love jazz") == {"preferences"}
+
+
+@pytest.mark.parametrize(
+    ("turn", "kind"),
+    [
+        ("could you maybe wipe everything about my love life?", "category"),
+        ("Anything with a euro sign in it. I feel strange having it written down", "category"),
+        ("coffee order update: I'm over the milky stuff. just a long black now", "factual"),
+    ],
+)
+def test_hedged_and_indirect_requests(turn: str, kind: str) -> None:
+    found = detect(turn)
+    assert found is not None and found.kind == kind
+
+
+def test_over_the_moon_is_not_a_request() -> None:
+    assert detect("I'm over the moon about the new flat!") is None
+
+
+def test_a_category_sweep_keeps_what_is_about_someone_else(mem: Memory) -> None:
+    say(mem, "user", "I matched with a guy called Hemi on Hinge, we've been on three dates.")
+    say(mem, "user", "speaking of my sister, Mere just got engaged to Nikau!!")
+    say(mem, "user", "could you wipe everything about my love life?", session="s2", at=T0 + DAY)
+    assert "hemi" not in held(mem)
+    assert "nikau" in recalled(mem, "who is my sister Mere engaged to")

@@ -52,6 +52,7 @@ from unrecall.control.operations import ControlPlane, Tenant
 from unrecall.control.request_parts import (
     SPEECH_PREFIX,
     TASK,
+    about_someone_else,
     best_by_stems,
     core_stems,
     core_words,
@@ -353,7 +354,10 @@ class RequestExecutor:
             rows = [
                 r
                 for r in self._memories(tenant, STATES)
-                if self._topics(r, request) and owned_by(r.text, owner)
+                if self._topics(r, request)
+                and owned_by(r.text, owner)
+                # "my love life" is not "Mere just got engaged"
+                and not (owner in (None, "me") and about_someone_else(r.text))
             ]
             found.update({r.id: r for r in rows})
             whole = {r.id for r in rows}  # on the topic: goes whole, no item cut

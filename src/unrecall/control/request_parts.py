@@ -120,6 +120,28 @@ _MY_SLOT = re.compile(
 )
 
 
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|me|we|we're|us|yo|me|nosotros|je|j'|moi|nous|ich|mich|mir|wir)\b",
+    re.IGNORECASE,
+)
+_KIN = re.compile(
+    r"\b(?:my|mi|mon|ma|mein\w*)\s+(?:wife|husband|partner|mum|mom|mother|dad|father|sister|"
+    r"brother|son|daughter|friend|boss|colleague|neighbour|neighbor|aunt|uncle|cousin|"
+    r"madre|padre|hermana|hermano|hija|hijo|amig[oa]|mère|père|sœur|frère|fille|fils|ami|amie|"
+    r"mutter|vater|schwester|bruder|tochter|sohn|freund\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def about_someone_else(text: str) -> bool:
+    """True when a memory tells of another person (named, or "my sister")
+    with no first-person word: "Mere just got engaged" is not the user's
+    love life."""
+    return bool(names_someone(text) or _KIN.search(text)) and not _FIRST_PERSON.search(
+        _KIN.sub("", text)
+    )
+
+
 def names_someone(text: str) -> bool:
     """True when a text mentions a person by name (beyond its first word)."""
     return any(m.start > 0 for m in mentions(text))

@@ -63,7 +63,11 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             |\bnot\s+something\s+you\s+need
             |\b(?:need|needs)\s+to\s+(?:live|stay)\s+in\s+your\s+(?:memory|head|notes)
             |\bout\s+of\s+your\s+(?:head|memory|notes|system)
-            |\b(?:pretend|act\s+as\s+if)\s+i\s+never)""",
+            |\b(?:pretend|act\s+as\s+if)\s+i\s+never
+            |\b(?:strange|weird|uncomfortable|uneasy|odd|embarrassing|awkward|bad)\s+(?:about\s+)?
+            having\s+(?:it|that|this|them)\s+(?:written\s+down|stored|saved|on\s+file|kept|around)
+            |\b(?:don't|do\s+not|dont)\s+want\s+(?:it|that|them|this)\s+(?:written\s+down|stored|
+            kept|on\s+file|lying\s+around|turning\s+up))""",
             _F,
         ),
         re.compile(r"(?:^|[.!?;:,]\s*)(?:gone|binned|scrapped)\s*(?:[.!]|,?\s*thanks|$)", _F),
@@ -117,7 +121,7 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
 _BACK_REFERENCE: dict[str, re.Pattern[str]] = {
     "en": re.compile(
         r"""(?<!\bnot\s)(?<!n't\s)(?<!\bnever\s)\b(?:forget|delete|erase|remove|drop|lose|wipe|
-        clear|scratch|discard|ignore|purge)\b(?:\s+(?:it|that|them|those|this|these|both|all\s+of\s+
+        clear|scratch|discard|ignore|purge|get\s+rid\s+of)\b(?:\s+(?:it|that|them|those|this|these|both|all\s+of\s+
         (?:it|that|them)|that\s+one|you\s+ever\s+\w+\s+it))?(?=\s*(?:[.,!?;]|$|please|pls|too|
         thanks|ta\b|though|now))
         |\b(?:both|all\s+of\s+(?:it|them)|everything)\s+gone\b""",
@@ -378,6 +382,21 @@ def dangling(turn: str, language: str) -> bool:
 
 def _sentences(turn: str) -> list[str]:
     return [s.group(0).strip() for s in _SENTENCE.finditer(turn) if s.group(0).strip()]
+
+
+# "I'm over the milky stuff": a liking that lapsed (not "over the moon").
+_OVER = re.compile(
+    r"""\bi(?:'m|\s+am)\s+(?:so\s+|totally\s+|completely\s+|well\s+)?over\s+
+    (?!the\s+moon\b|it\b|him\b|her\b|them\b|that\b|this\b|there\b|here\b|it\s)
+    (?P<t>[\w' -]{2,40}?)(?=\s*[.,;!?:]|\s+(?:now|these\s+days|anyway)\b|$)""",
+    _F,
+)
+
+
+def lapsed(turn: str, language: str) -> str | None:
+    """What the user is "over" (English only), or None."""
+    m = _OVER.search(turn) if language == "en" else None
+    return _tidy(m.group("t")) if m else None
 
 
 def conclusion(turn: str) -> str | None:

@@ -132,7 +132,8 @@ _EN_START = r"(?:^|[.!?;:,—–]\s*|\s-\s|\b(?:and|but|so|then|also)\s+)"
 _EN_LEAD = r"""(?:(?:hey|hi|ok|okay|oh|so|also|and|well|right|listen|look|actually|btw|
     by\s+the\s+way|one\s+more\s+thing|sorry|um|please|pls|kindly|just|now|honestly|
     from\s+now\s+on|on\s+second\s+thought|in\s+fact)[\s,:]+
-  |(?:can|could|would|will)\s+you\s+(?:please\s+|kindly\s+|just\s+)?
+  |(?:can|could|would|will)\s+you\s+(?:(?:please|kindly|just|maybe|perhaps|possibly|quietly|
+     also|actually)\s+)*
   |would\s+you\s+mind\s+(?:please\s+)?|do\s+you\s+mind\s+
   |i\s*(?:want|need|would\s+like|'d\s+like|ask|asked|am\s+asking)\s+you\s+to\s+(?:please\s+)?
   |i\s*(?:'d|would)\s+(?:rather|prefer)\s+(?:that\s+|it\s+if\s+)?you\s+
@@ -697,6 +698,16 @@ _ES = _Language(
             "relationships",
         ),
         **dict.fromkeys("contrasena clave pin codigo usuario pasaporte".split(), "credentials"),
+        **dict.fromkeys(
+            "religion religios iglesia fe misa dios rezar creencia politic partido sindicato "
+            "protesta marcha voto elecciones".split(),
+            "beliefs",
+        ),
+        **dict.fromkeys(
+            "abogad juicio demanda tribunal juzgado policia denuncia multa detenid judicial "
+            "juez".split(),
+            "legal",
+        ),
         **dict.fromkeys("viaje vuelo hotel vacaciones aeropuerto".split(), "travel"),
         **dict.fromkeys(
             "gusta musica comida vegetarian vegan deporte favorit aficion".split(), "preferences"
@@ -897,6 +908,15 @@ _FR = _Language(
             "relationships",
         ),
         **dict.fromkeys("mot code pin identifiant passeport".split(), "credentials"),
+        **dict.fromkeys(
+            "religion religieu eglise foi messe dieu prier croyan politique parti syndicat "
+            "manif vote elections".split(),
+            "beliefs",
+        ),
+        **dict.fromkeys(
+            "avocat proces tribunal plainte judiciaire juge police amende litige".split(),
+            "legal",
+        ),
         **dict.fromkeys("voyage vol hotel vacances aeroport".split(), "travel"),
         **dict.fromkeys(
             "aime musique cuisine nourriture vegetarien vegan sport prefere gout".split(),
@@ -1153,6 +1173,15 @@ _DE = _Language(
             "relationships",
         ),
         **dict.fromkeys("passwort kennwort pin code zugang reisepass".split(), "credentials"),
+        **dict.fromkeys(
+            "religion religios kirche glaube gott beten gebet politi partei gewerkschaft demo "
+            "wahl buddhis meditation".split(),
+            "beliefs",
+        ),
+        **dict.fromkeys(
+            "anwalt anwaltin gericht klage prozess polizei strafe bussgeld richter".split(),
+            "legal",
+        ),
         **dict.fromkeys("reise flug hotel urlaub flughafen".split(), "travel"),
         **dict.fromkeys(
             "mag musik essen vegetarier veganer sport lieblings hobby".split(), "preferences"
@@ -1190,6 +1219,9 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     fixed = idioms.correction(turn, lang.code)
     if fixed is not None:  # "I read it wrong, it's the 19th, not the 12th"
         return ForgetRequest("replacement", lang.code, fixed[0], new_value=fixed[1])
+    over = idioms.lapsed(turn, lang.code)
+    if over is not None:  # "I'm over the milky stuff"
+        return ForgetRequest("factual", lang.code, over, categories=topic_categories(over))
     dismissed = idioms.conclusion(turn)
     if dismissed is not None:  # "quítate esa idea de la cabeza"
         return ForgetRequest("inferential", lang.code, dismissed)

@@ -8,6 +8,8 @@ Dovetail") can name the same slot. Extend with ``register``.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from unrecall.recall.lexical import stem, words
 
 LEXICON: dict[str, set[str]] = {
@@ -49,7 +51,22 @@ LEXICON: dict[str, set[str]] = {
     ),
     "relationships": set(
         """partner boyfriend girlfriend husband wife spouse married marriage engaged
-        divorce dating date single relationship ex fiance fiancee""".split()
+        divorce dating date single relationship ex fiance fiancee romance romantic crush
+        hinge tinder bumble ghosted lover""".split()
+    )
+    | {"love life", "sex life", "love interest"},
+    # Special categories of personal data (GDPR art. 9 and 10): beliefs and
+    # legal matters are asked about as topics too ("all my religious stuff").
+    "beliefs": set(
+        """religion religious faith church mosque synagogue temple god pray prayer worship
+        belief beliefs spiritual buddhist buddhism christian catholic protestant muslim
+        islam jewish hindu atheist baptism mass politics political party vote voted
+        election union protest activist""".split()
+    ),
+    "legal": set(
+        """lawyer solicitor attorney court lawsuit sue sued legal judge trial tribunal
+        police arrest arrested charge charged conviction convicted criminal offence
+        offense fine fined probation custody dispute claim litigation""".split()
     ),
     "credentials": set(
         """password passcode pin code login username key token secret otp 2fa
@@ -66,13 +83,20 @@ LEXICON: dict[str, set[str]] = {
     ),
 }
 _STEMS: dict[str, set[str]] = {}
+# Two-word entries ("love life"): their words count together, not one by one
+# ("love" alone is a preference).
+_PAIRS: dict[tuple[str, str], set[str]] = {}
 
 
 def _index() -> dict[str, set[str]]:
     if not _STEMS:
         for cat, vocab in LEXICON.items():
-            for word in vocab:
-                _STEMS.setdefault(stem(word), set()).add(cat)
+            for entry in vocab:
+                parts = entry.split()
+                if len(parts) == 2:
+                    _PAIRS.setdefault((stem(parts[0]), stem(parts[1])), set()).add(cat)
+                else:
+                    _STEMS.setdefault(stem(entry), set()).add(cat)
     return _STEMS
 
 
@@ -80,12 +104,20 @@ def register(category: str, vocabulary: set[str]) -> None:
     """Add a category (or words to one), e.g. from a deployment's config."""
     LEXICON.setdefault(category, set()).update(vocabulary)
     _STEMS.clear()
+    _PAIRS.clear()
 
 
 def categories(text: str) -> set[str]:
     """Every category whose lexicon meets a word of ``text``."""
     index = _index()
     out: set[str] = set()
-    for w in words(text):
-        out |= index.get(stem(w), set())
+    stems = [stem(w) for w in words(text)]
+    paired: set[int] = set()
+    for i, pair in enumerate(pairwise(stems)):
+        if pair in _PAIRS:
+            out |= _PAIRS[pair]
+            paired |= {i, i + 1}
+    for i, s in enumerate(stems):
+        if i not in paired:
+            out |= index.get(s, set())
     return out
