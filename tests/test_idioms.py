@@ -174,3 +174,44 @@ def test_a_category_sweep_keeps_what_is_about_someone_else(mem: Memory) -> None:
     say(mem, "user", "could you wipe everything about my love life?", session="s2", at=T0 + DAY)
     assert "hemi" not in held(mem)
     assert "nikau" in recalled(mem, "who is my sister Mere engaged to")
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "and the hot-flush verdict you gave me last week. I'm 44, not 64. please don't file me"
+        " under that",
+        "The Thursday meetings are Toastmasters! Whatever you decided about me and drinking,"
+        " please undecide it",
+        "Whatever conclusion you reached about me coping alone, kindly un-reach it.",
+    ],
+)
+def test_conclusions_taken_back_in_other_words_are_inferential(turn: str) -> None:
+    found = detect(turn)
+    assert found is not None and found.kind == "inferential"
+    assert not found.target.endswith("kindly")
+
+
+def test_filing_someone_under_a_label_is_not_a_file_task() -> None:
+    assert detect("Please delete the file from my laptop.") is None
+    assert detect("the verdict you gave me. please don't file me under that") is not None
+
+
+def test_a_hedged_spanish_conclusion_goes_with_its_request(mem: Memory) -> None:
+    say(mem, "user", "Paco duerme en el sofá y apenas hablamos.")
+    say(
+        mem,
+        "assistant",
+        "Lo siento. Que Paco duerma en el sofá y que apenas habléis suena a que estáis pasando"
+        " por una crisis de pareja.",
+    )
+    say(mem, "user", "Hecho: mi código de la alarma es 4471.")
+    say(
+        mem,
+        "user",
+        "Lo de Paco es por la espalda. ¡No es lo que pensaste! Quítate esa idea de la cabeza.",
+        session="s2",
+        at=T0 + DAY,
+    )
+    assert "crisis de pareja" not in held(mem)
+    assert "4471" in held(mem)

@@ -121,9 +121,11 @@ SLOT_OTHER = 0.15
 CONCLUSION_HEDGE = 0.1
 CONCLUSION_MIN = 0.28  # targeting.QUERY_FLOOR: unrelated short texts stay below
 _HEDGE = re.compile(
-    r"\b(?:sounds?\s+like|seems?|might|may\s+be|maybe|perhaps|could\s+be|i\s+wonder|"
-    r"looks?\s+like|probably|suggests?|guess|assume|parece|quizás|tal\s+vez|semble|peut-être|"
-    r"scheint|vielleicht|wohl)\b",
+    r"\b(?:sounds?\s+(?:a\s+lot\s+|a\s+bit\s+|rather\s+|very\s+much\s+)?like|seems?|might|"
+    r"may\s+be|maybe|perhaps|could\s+(?:well\s+)?be|i\s+wonder|i\s+suspect|likely|"
+    r"looks?\s+like|probably|suggests?|guess|assume|parece|suena\s+a|quizás|tal\s+vez|"
+    r"semble|on\s+dirait|ressemble|sans\s+doute|peut-être|scheint|klingt|vermutlich|"
+    r"anscheinend|k[öo]nnte|vielleicht|wohl)\b",
     re.IGNORECASE,
 )
 # An assistant clause repeating this share of a removed memory is a copy.

@@ -37,7 +37,8 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
     "en": (
         re.compile(
             r"""\b(?:forgt|forgit|frget|forgettt?|delet|deleet|dlete|bin|ditch|nuke|trash|toss|
-            shred|junk|chuck|zap|axe|scrub|unsee|unhear|unremember|un-(?:get|assume|see|hear|learn|know|remember|think|file))\b
+            shred|junk|chuck|zap|axe|scrub|un-?(?:see|hear|remember|get|assume|learn|know|think|file|
+            decide|reach|conclude)\w*)\b
             (?:\s+(?:it|that|them|those|this|these|all\s+of\s+(?:it|that|them)|the\s+lot))?"""
             + _OBJ_AFTER,
             _F,
@@ -302,7 +303,7 @@ _OWN = {
 
 # -- 3. not a request -----------------------------------------------------------
 _OTHER_TASK = re.compile(
-    r"""\b(?:git|branch|repo|commit|files?|folders?|director(?:y|ies)|cache|cookies?|browser|
+    r"""\b(?:git|branch|repo|commit|(?:the|a|this|that|my|those|these)\s+file|files|folders?|director(?:y|ies)|cache|cookies?|browser|
     tabs?|apps?|photos?|pics|screenshots?|inbox|spreadsheet|columns?|rows?|cells?|drafts?|
     document|docs?|slides?|playlist|cart|recipe|pan|oven|heat|sauce|onions?|garlic|salt|dough|
     code\s+(?:block|snippet)|function|variable|table|database|server|docker|container|
@@ -335,7 +336,7 @@ _EDGE = re.compile(
     r"""^(?:(?:and|also|oh|ok|okay|so|right|hey|yo|um|uh|please|pls|plz|y|e|et|und|also|oye|bon|
     ach|noch|ja|yeah|yes|sí|oui|alors|puis|et\s+puis|and\s+honestly|honestly|now)[\s,:]+)+
     |(?:[\s,:;]+(?:please|pls|plz|thanks|ta|bitte|por\s+favor|porfa|xfa|s'il\s+te\s+pla[iî]t|stp|
-    svp|though|too|as\s+well|for\s+me|thank\s+you))+$""",
+    svp|though|too|as\s+well|for\s+me|thank\s+you|kindly|dear|love))+$""",
     _F,
 )
 _PRONOUN_ONLY = re.compile(
@@ -397,6 +398,11 @@ def lapsed(turn: str, language: str) -> str | None:
     """What the user is "over" (English only), or None."""
     m = _OVER.search(turn) if language == "en" else None
     return _tidy(m.group("t")) if m else None
+
+
+def names_conclusion(phrase: str) -> bool:
+    """True when a request's object is a conclusion ("the verdict you gave me")."""
+    return bool(_CONCLUSION.search(phrase))
 
 
 def conclusion(turn: str) -> str | None:

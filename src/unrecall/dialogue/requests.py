@@ -1228,8 +1228,14 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     target = idioms.find(turn, lang.code, context)
     if target is None or lang.external.search(target):
         return None
-    # "tues night", "Samstagnacht": a time alone names what was said then.
-    kind = "temporal" if window(target, 0.0) is not None else classify(target, lang.code)
+    # "tues night", "Samstagnacht": a time alone names what was said then;
+    # "the verdict you gave me": a conclusion.
+    if idioms.names_conclusion(target):
+        kind = "inferential"
+    elif window(target, 0.0) is not None:
+        kind = "temporal"
+    else:
+        kind = classify(target, lang.code)
     return ForgetRequest(
         kind=kind,
         language=lang.code,
