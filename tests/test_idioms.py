@@ -215,3 +215,35 @@ def test_a_hedged_spanish_conclusion_goes_with_its_request(mem: Memory) -> None:
     )
     assert "crisis de pareja" not in held(mem)
     assert "4471" in held(mem)
+
+
+def test_friday_night_said_days_later_reaches_the_last_friday_we_talked(mem: Memory) -> None:
+    # T0 is a Wednesday; the Friday before it is T0 - 5 days.
+    friday = T0 - 5 * DAY + 12 * 3600
+    say(mem, "user", "I took two tourists up Salkantay without the SERNANP permit.", at=friday)
+    say(mem, "user", "My dog Lupe loves the park.", at=T0 - 20 * DAY)
+    # said eleven days after that Friday: the nearest Friday before has no turns
+    say(mem, "user", "lo del viernes en la noche, bórralo", session="s9", at=friday + 11 * DAY)
+    assert "sernanp" not in held(mem)
+    assert "lupe" in recalled(mem, "what is my dog called")
+
+
+def test_everything_from_an_occasion_takes_that_conversation(mem: Memory) -> None:
+    say(mem, "user", "I'm flying to Lisbon on the 14th of June, on my own.", session="s1")
+    say(mem, "user", "My birth father Rui lives in Alfama and wants to meet.", session="s1")
+    say(
+        mem,
+        "assistant",
+        "Meeting your birth father in Alfama is a big step. Would it help to plan it?",
+        session="s1",
+    )
+    say(mem, "user", "My book club meets on Tuesdays.", session="s2", at=T0 + DAY)
+    say(
+        mem,
+        "user",
+        "can you scrap everything from the night I was planning the Portugal trip?",
+        session="s3",
+        at=T0 + 3 * DAY,
+    )
+    assert "alfama" not in held(mem) and "lisbon" not in held(mem)
+    assert "tuesdays" in recalled(mem, "when does my book club meet")

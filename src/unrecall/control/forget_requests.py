@@ -75,7 +75,7 @@ from unrecall.control.request_parts import (
 )
 from unrecall.control.targeting import matchers, matching_memories, matching_turns, semantic
 from unrecall.dialogue.requests import ForgetRequest, topic_categories
-from unrecall.dialogue.windows import names_last_session, window
+from unrecall.dialogue.windows import names_last_session, names_weekday, window
 from unrecall.errors import InvalidInput
 from unrecall.recall.categories import categories
 from unrecall.recall.clauses import split_clauses
@@ -115,6 +115,11 @@ _ABOUT_TOPIC = re.compile(
 )
 # An assistant memory this soon after a removed one, naming its values, echoes it.
 ECHO_SECONDS = 3600.0
+REPLY_SHARED = 2  # content words an assistant reply shares with a forgotten memory
+WEEK = 7 * 86400.0
+WEEKS_BACK = 4  # how far back "Friday night" may look for a Friday we talked
+EVENT_MIN = 0.4  # cosine of an event ("the Portugal thing") to what was said then
+_EVENT = re.compile(r"\b(?:from|during|while|when)\s+(?:the|our|my|i|we)\b", re.IGNORECASE)
 # Penalty for a memory naming someone else, when the slot is the user's identifier.
 SLOT_OTHER = 0.15
 # Conclusions: bonus for a hedged statement, least score to act.
@@ -318,7 +323,11 @@ class RequestExecutor:
     ) -> _Plan:
         if request.kind == "temporal":
             rows = self._in_window(tenant, request, session, at)
-            return _Plan(rows, "time" if rows else "none")
+            replies = self._replies(tenant, rows)
+            # what the assistant derived from its replies goes with them
+            rows += self.storage.memories_by_id(self.storage.derived([t.id for t in replies]))
+            rows = list({r.id: r for r in rows if tenant.covers(r)}.values())
+            return _Plan(rows, "time" if rows else "none", turns=replies)
         if request.kind == "replacement" and (rows := self._by_prefix(tenant, request)):
             return _Plan(rows, "prefix")
         found: dict[int, MemoryRow] = {}
@@ -351,7 +360,15 @@ class RequestExecutor:
                 if cut:
                     plan.values.append(part)
         whole: set[int] = set()
-        if request.kind == "category" and topics_of(request):
+        if request.kind == "category" and not found and _EVENT.search(request.target):
+            # "everything from the night I was planning the Portugal thing":
+            # an occasion, not a topic: what was said in that conversation
+            user_turns = [t for t in self.storage.turns(tenant.id) if t.role == "user"]
+            rows = self._event(tenant, request, user_turns)
+            found.update({r.id: r for r in rows})
+            whole = {r.id for r in rows}
+            plan.match = "time" if rows else plan.match
+        if request.kind == "category" and topics_of(request) and not whole:
             owner = slot_owner(SPEECH_PREFIX.sub("", request.target.strip()))
             rows = [
                 r
@@ -362,7 +379,7 @@ class RequestExecutor:
                 and not (owner in (None, "me") and about_someone_else(r.text))
             ]
             found.update({r.id: r for r in rows})
-            whole = {r.id for r in rows}  # on the topic: goes whole, no item cut
+            whole |= {r.id for r in rows}  # on the topic: goes whole, no item cut
             plan.match = "category" if rows and plan.match == "none" else plan.match
         if request.kind == "inferential":
             rows = self._conclusions(tenant, request, text)
@@ -551,8 +568,14 @@ class RequestExecutor:
         else:
             span = window(request.target, at)
             if span is None:
-                return []
+                return self._event(tenant, request, turns)
             chosen = [t for t in turns if span[0] <= t.at < span[1]]
+            # "Friday night" said on a Monday: the last Friday we talked
+            back = 0
+            while not chosen and names_weekday(request.target) and back < WEEKS_BACK:
+                back += 1
+                span = window(request.target, at - back * WEEK)
+                chosen = [t for t in turns if span and span[0] <= t.at < span[1]]
         rows = self.storage.memories_by_id(self.storage.derived([t.id for t in chosen]))
         rows = [r for r in rows if tenant.covers(r)]
         about = _ABOUT_TOPIC.search(request.target)
@@ -582,6 +605,49 @@ class RequestExecutor:
                 if r.id in on_topic or any(t.id in said for t in sources.get(r.id, []))
             ]
         return rows
+
+    def _event(
+        self, tenant: Tenant, request: ForgetRequest, turns: list[TurnRow]
+    ) -> list[MemoryRow]:
+        """What was said in the conversation an event names ("everything from
+        the night I was planning the Portugal thing"): the session whose
+        user memories come closest in meaning to the event (English), if one
+        reaches ``EVENT_MIN``."""
+        if request.language != "en":
+            return []  # the embedder is English-only
+        event = " ".join(core_words(SPEECH_PREFIX.sub("", request.target)))
+        rows = self.storage.memories_by_id(self.storage.derived([t.id for t in turns]))
+        rows = [r for r in rows if tenant.covers(r) and r.metadata.get("role") != "assistant"]
+        if not event or not rows:
+            return []
+        vecs = self.recall.vectors([event], rows)
+        scores = vecs[1:] @ vecs[0]
+        best = int(scores.argmax())
+        if float(scores[best]) < EVENT_MIN:
+            return []
+        sources = self.storage.sources([r.id for r in rows])
+        session = next((t.session_id for t in sources.get(rows[best].id, [])), None)
+        return [r for r in rows if any(t.session_id == session for t in sources.get(r.id, []))]
+
+    def _replies(self, tenant: Tenant, rows: list[MemoryRow]) -> list[TurnRow]:
+        """The assistant's turns of a forgotten stretch of conversation that
+        went over what was said in it ("A £38,000 overdraft is heavy"): said
+        in the same session, between its first memory and an hour after its
+        last, sharing ``REPLY_SHARED`` content words with one of them."""
+        if not rows:
+            return []
+        start, end = min(r.created_at for r in rows), max(r.created_at for r in rows)
+        said = [content_words(r.text) for r in rows]
+        sessions = {t.session_id for ts in self.storage.sources([r.id for r in rows]).values()
+                    for t in ts}  # fmt: skip
+        return [
+            t
+            for t in self.storage.turns(tenant.id)
+            if t.role == "assistant"
+            and t.session_id in sessions
+            and start <= t.at <= end + ECHO_SECONDS
+            and any(len(content_words(t.text) & words) >= REPLY_SHARED for words in said)
+        ]
 
     def _by_prefix(self, tenant: Tenant, request: ForgetRequest) -> list[MemoryRow]:
         """The number a new number replaces, found by the prefix it keeps

@@ -1285,16 +1285,24 @@ def classify(target: str, language: str = "en") -> str:
     lang = _BY_CODE[language]
     if lang.inference.search(target):
         return "inferential"
-    has_time = bool(lang.temporal.search(target))
+    has_time = bool(lang.temporal.search(target)) or window(target, 0.0) is not None
     if has_time and (lang.speech.search(target) or lang.quantifier.search(target)):
         return "temporal"
-    if has_time and re.match(r"^(?:what|lo\s+que|ce\s+que|was)\b", target, re.IGNORECASE):
+    if has_time and _SAID_THEN.match(target):
         return "temporal"
     if lang.quantifier.search(target) or lang.topic.search(target):
         return "category"
     if lang.conjunction.search(target):
         return "compositional"
     return "factual"
+
+
+# What was said at a time, not a thing dated then ("my appointment on Friday").
+_SAID_THEN = re.compile(
+    r"""^(?:what|lo\s+que|lo\s+del?|ce\s+que|was|das\s+von|
+    that\s+(?:[\w'-]+\s+){0,2}(?:rant|chat|conversation|talk|spiral|message|vent))\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
 
 
 def topic_categories(text: str, language: str = "en") -> frozenset[str]:

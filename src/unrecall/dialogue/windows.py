@@ -71,6 +71,15 @@ def names_last_session(phrase: str) -> bool:
     return bool(_SESSION.search(phrase.casefold().translate(_FOLD)))
 
 
+def names_weekday(phrase: str) -> bool:
+    """True when the phrase names a day of the week ("Friday night"): a day
+    that comes back every week, unlike "yesterday"."""
+    words = re.findall(r"\w+", phrase.casefold().translate(_FOLD))
+    return any(
+        _ABBREVIATED.get(w, re.sub(_DE_DAYTIME, "", w)) in _WEEKDAYS for w in words
+    )
+
+
 def window(phrase: str, at: float) -> tuple[float, float] | None:
     """The ``(start, end)`` a time phrase names, relative to ``at``, or None."""
     text = phrase.casefold().translate(_FOLD)
