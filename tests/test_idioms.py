@@ -247,3 +247,30 @@ def test_everything_from_an_occasion_takes_that_conversation(mem: Memory) -> Non
     )
     assert "alfama" not in held(mem) and "lisbon" not in held(mem)
     assert "tuesdays" in recalled(mem, "when does my book club meet")
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "why do you still have my old address?",
+        "do you really need to keep my passport number?",
+        "my ex's name. never bring it up again.",
+        "¿para qué quieres guardar mi dirección vieja?",
+        "Mon ancienne adresse, tu n'as pas besoin de garder ça.",
+        "Meine alte Handynummer musst du nicht speichern.",
+    ],
+)
+def test_requests_said_as_questions_or_complaints(turn: str) -> None:
+    assert detect(turn) is not None
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "Why do you still have to log in every day on that app?",
+        "I need to dispose of the old paint cans in the garage.",
+        "We should do away with the dress code at work.",
+    ],
+)
+def test_generic_removal_words_about_other_things_are_not_requests(turn: str) -> None:
+    assert detect(turn) is None

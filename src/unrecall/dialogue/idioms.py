@@ -37,8 +37,8 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
     "en": (
         re.compile(
             r"""\b(?:forgt|forgit|frget|forgettt?|delet|deleet|dlete|bin|ditch|nuke|trash|toss|
-            shred|junk|chuck|zap|axe|scrub|un-?(?:see|hear|remember|get|assume|learn|know|think|file|
-            decide|reach|conclude)\w*)\b
+            shred|junk|chuck|zap|axe|scrub|nix|bury|dump|un-?(?:see|hear|remember|get|assume|learn|
+            know|think|file|decide|reach|conclude)\w*)\b
             (?:\s+(?:it|that|them|those|this|these|all\s+of\s+(?:it|that|them)|the\s+lot))?"""
             + _OBJ_AFTER,
             _F,
@@ -47,7 +47,8 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             r"""\b(?:take\s+(?:it|that|them|this|those|that\s+one|these)\s+(?:out|off|away|down)|
             strike\s+(?:it|that|them)\s+(?:out|off)|cross\s+(?:it|that|them)\s+(?:out|off)|
             wipe\s+the\s+(?:slate|lot)|clear\s+(?:it|that|them)\s+out|
-            throw\s+(?:it|that|them)\s+(?:out|away))"""
+            throw\s+(?:it|that|them)\s+(?:out|away)|get\s+shot\s+of|
+            wipe\s+(?:it|that|them)\s+(?:out|off)|blot\s+(?:it|that)\s+out)"""
             + _OBJ_AFTER,
             _F,
         ),
@@ -63,7 +64,11 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             |\b(?:don't|do\s+not|dont)\s+file\s+(?:me|it|that|them|this)
             |\bnot\s+something\s+you\s+need
             |\b(?:need|needs)\s+to\s+(?:live|stay)\s+in\s+your\s+(?:memory|head|notes)
-            |\bout\s+of\s+your\s+(?:head|memory|notes|system)
+            |\bout\s+of\s+your\s+(?:head|memory|notes|system|records?|files)
+            |\b(?:never|don't|do\s+not|stop)\s+(?:mention(?:ing)?\s+(?:it|that|this|them)|
+            bring(?:ing)?\s+(?:it|that|this|them)\s+up|bring(?:ing)?\s+up\s+(?:it|that|this|them))\s+
+            (?:again|anymore|any\s+more)
+            |\bnone\s+of\s+your\s+business
             |\b(?:pretend|act\s+as\s+if)\s+i\s+never
             |\b(?:strange|weird|uncomfortable|uneasy|odd|embarrassing|awkward|bad)\s+(?:about\s+)?
             having\s+(?:it|that|this|them)\s+(?:written\s+down|stored|saved|on\s+file|kept|around)
@@ -76,27 +81,33 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
     "es": (
         re.compile(
             r"""\b(?:t[ií]ra(?:lo|la|los|las)|s[aá]ca(?:lo|la|los|las)|b[oó]ta(?:lo|la|los|las)|
-            qu[ií]tate\s+(?:esa|eso|esa\s+idea))\b"""
+            qu[ií]tate\s+(?:esa|eso|esa\s+idea)|desh[aá]zte\s+de|b[oó]rrame)\b"""
             + _OBJ_AFTER,
             _F,
         ),
         re.compile(
             r"""\b(?:hazte\s+el\s+(?:loco|tonto|sueco)|como\s+si\s+nunca\s+te\s+lo\s+hubiera|
             a\s+la\s+basura|(?:los|las|ambos|ambas)\s+dos\s*,?\s*fuera\b|,\s*fuera\s*[.!]|
-            no\s+tengas\s+nada\s+m[ií]o|de\s+tu\s+(?:memoria|cabeza))""",
+            no\s+tengas\s+nada\s+m[ií]o|de\s+tu\s+(?:memoria|cabeza)|
+            no\s+(?:lo|la|los|las)\s+(?:menciones|saques)\s+m[aá]s|
+            no\s+hace\s+falta\s+que\s+(?:lo|la|los|las)\s+(?:guardes|recuerdes|tengas)|
+            para\s+qu[eé]\s+(?:quieres|necesitas)\s+(?:guardar|tener|saber))""",
             _F,
         ),
     ),
     "fr": (
         re.compile(
-            r"""\b(?:vire(?:-le|-la|-les|z)?|jette(?:-le|-la|-les|z)?|raye(?:-le|-la|-les|z)?)
+            r"""\b(?:vire(?:-le|-la|-les|z)?|jette(?:-le|-la|-les|z)?|raye(?:-le|-la|-les|z)?|
+            balance(?:-le|-la|-les)|d[ée]gage(?:-le|-la|-les)?)
             (?=[\s,.!?]|$)"""
             + _OBJ_AFTER,
             _F,
         ),
         re.compile(
             r"""\b(?:(?:fais|faire|faites)\s+une\s+croix\s+dessus|poubelle|passe\s+l'[ée]ponge|
-            tire\s+un\s+trait|de\s+ta\s+(?:m[ée]moire|t[êe]te)|
+            tire\s+un\s+trait|de\s+ta\s+(?:m[ée]moire|t[êe]te)|fais\s+dispara[iî]tre|
+            n'en\s+parle\s+plus|tu\s+n'as\s+pas\s+besoin\s+de\s+(?:garder|retenir|savoir)|
+
             comme\s+si\s+je\s+(?:ne\s+)?t'avais\s+rien)""",
             _F,
         ),
@@ -109,8 +120,10 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             _F,
         ),
         re.compile(
-            r"""\b(?:weg\s+damit|in\s+den\s+(?:papierkorb|m[üu]ll)|aus\s+(?:deinem|ihrem)\s+
-            (?:ged[äa]chtnis|kopf|speicher))""",
+            r"""\b(?:weg\s+damit|in\s+den\s+(?:papierkorb|m[üu]ll)|in\s+die\s+tonne|
+            aus\s+(?:deinem|ihrem)\s+(?:ged[äa]chtnis|kopf|speicher)|
+            (?:musst|brauchst)\s+du\s+(?:dir\s+)?nicht\s+(?:zu\s+)?(?:speichern|behalten|merken|wissen)|
+            lass\s+(?:das|es|die)\s+weg)""",
             _F,
         ),
     ),
@@ -146,6 +159,32 @@ _BACK_REFERENCE: dict[str, re.Pattern[str]] = {
         beides|alles|die\s+beiden)\b|\b(?:das|es|sie|beides|alles|die)\s+(?:bitte\s+)?
         (?:vergessen|l[öo]schen|streichen|entfernen)\b
         |\b(?:beides|alles|komplett|bitte)\s+(?:bitte\s+)?(?:raus|weg)\s*(?:[.!]|$)""",
+        _F,
+    ),
+}
+
+# Complaints and questions that ask to forget ("why do you still have my
+# old address?"): questions by nature, their object after them.
+_ASKED: dict[str, re.Pattern[str]] = {
+    "en": re.compile(
+        r"""\b(?:(?:why|how\s+come)\s+(?:do\s+|are\s+)?you\s+still\s+(?:have|keep|keeping|know|
+        remember|holding\s+on\s+to)|do\s+you\s+(?:really\s+|actually\s+)?(?:need|have)\s+to\s+
+        (?:keep|remember|store|hold\s+on\s+to|know))\s+(?P<o>[^.!?;]{2,120})""",
+        _F,
+    ),
+    "es": re.compile(
+        r"""\b(?:para\s+qu[eé]\s+(?:quieres|necesitas)\s+(?:guardar|tener|saber)|por\s+qu[eé]\s+
+        (?:todav[ií]a|a[uú]n)\s+(?:tienes|guardas|sabes))\s+(?P<o>[^.!?;]{2,120})""",
+        _F,
+    ),
+    "fr": re.compile(
+        r"""\bpourquoi\s+(?:est-ce\s+que\s+)?tu\s+(?:as|gardes|connais)\s+encore\s+
+        (?P<o>[^.!?;]{2,120})""",
+        _F,
+    ),
+    "de": re.compile(
+        r"""\bwarum\s+(?:hast|wei[ßs]t|speicherst)\s+du\s+(?:noch|immer\s+noch)\s+
+        (?P<o>[^.!?;]{2,120})""",
         _F,
     ),
 }
@@ -420,6 +459,13 @@ def _find(turn: str, language: str) -> str | None:
     if not idioms or back is None or own is None or _NEVER_MIND.search(turn):
         return None
     sentences = _sentences(turn)
+    asked = _ASKED.get(language)
+    for sentence in sentences:
+        m = asked.search(sentence) if asked is not None else None
+        if m and not _OTHER_TASK.search(sentence):
+            phrase = _tidy(m.group("o"))
+            if own.search(phrase) and not _PRONOUN_ONLY.match(phrase):
+                return phrase
     for i, sentence in enumerate(sentences):
         if (
             _NARRATED.search(sentence)
