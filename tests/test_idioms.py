@@ -274,3 +274,44 @@ def test_requests_said_as_questions_or_complaints(turn: str) -> None:
 )
 def test_generic_removal_words_about_other_things_are_not_requests(turn: str) -> None:
     assert detect(turn) is None
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "Also the coworking wifi password is Spree-Wolke-7, I always forget it on Fridays",
+        "And my new bus pass number is 6330 0417 2288, in case I lose it again.",
+        "Kindly also strike the second paragraph of my letter to the Chronicle.",
+        "Effacez la dernière phrase de mon brouillon, elle est trop sèche.",
+    ],
+)
+def test_own_forgetting_and_text_edits_are_not_requests(turn: str) -> None:
+    assert detect(turn) is None
+
+
+@pytest.mark.parametrize(
+    ("turn", "kind", "target"),
+    [
+        (
+            "If you still hold anything about my personal finances from last month, the"
+            " pension, I should like it disposed of.",
+            "category",
+            "anything about my personal finances from last month, the pension",
+        ),
+        (
+            "why do you still have my license number and the Frost account?? get rid of both",
+            "compositional",
+            "my license number and the Frost account",
+        ),
+        (
+            "now I want all that court business gone from here",
+            "category",
+            "I want all that court business",
+        ),
+        ("Sorry, I make mistake before. Is P31 K7W2, not P31 K2W7.", "replacement", "P31 K2W7"),
+        ("you said 'boyfriend' last week. don't store that.", "inferential", "you said 'boyfriend"),
+    ],
+)
+def test_third_set_forms(turn: str, kind: str, target: str) -> None:
+    found = detect(turn)
+    assert found is not None and (found.kind, found.target) == (kind, target)

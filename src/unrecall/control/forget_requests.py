@@ -579,7 +579,8 @@ class RequestExecutor:
         rows = self.storage.memories_by_id(self.storage.derived([t.id for t in chosen]))
         rows = [r for r in rows if tenant.covers(r)]
         about = _ABOUT_TOPIC.search(request.target)
-        if about and window(about.group(1), at) is not None:
+        topics = topics_of(request)
+        if about and window(about.group(1), at) is not None and not topics:
             about = None  # "about last Saturday" is the window, not a topic
         if about and rows:  # "last week about Margaret's memory": that topic only
             topic = about.group(1)
@@ -587,7 +588,8 @@ class RequestExecutor:
             on_topic = {
                 r.id
                 for r, v in zip(rows, vecs[1:], strict=True)
-                if float(v @ vecs[0]) >= WINDOW_TOPIC_MIN
+                # "anything about my finances from last month": the lexicon too
+                if float(v @ vecs[0]) >= WINDOW_TOPIC_MIN or self._topics(r, request)
             }
             # what was said in the same breath goes with it ("She left the gas
             # on twice ... mentioned possible Alzheimer's")

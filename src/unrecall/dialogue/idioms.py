@@ -44,7 +44,8 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             _F,
         ),
         re.compile(
-            r"""\b(?:take\s+(?:it|that|them|this|those|that\s+one|these)\s+(?:out|off|away|down)|
+            r"""\b(?:take\s+(?:it|that|them|this|those|that\s+one|these|the\s+(?:old\s+)?ones?)\s+
+            (?:out|off|away|down)|
             strike\s+(?:it|that|them)\s+(?:out|off)|cross\s+(?:it|that|them)\s+(?:out|off)|
             wipe\s+the\s+(?:slate|lot)|clear\s+(?:it|that|them)\s+out|
             throw\s+(?:it|that|them)\s+(?:out|away)|get\s+shot\s+of|
@@ -65,6 +66,13 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             |\bnot\s+something\s+you\s+need
             |\b(?:need|needs)\s+to\s+(?:live|stay)\s+in\s+your\s+(?:memory|head|notes)
             |\bout\s+of\s+your\s+(?:head|memory|notes|system|records?|files)
+            |\bgone\s+from\s+(?:your|ur|the|this|here)\b|\bgone\s+from\s+here\b
+            |\b(?:no|see\s+no)\s+(?:further\s+|more\s+)?(?:reason|need)\s+for\s+you\s+to\s+
+            (?:retain|keep|hold|store|have|remember)
+            |\b(?:treat|consider)\s+(?:that|it|this)\s+(?:entire\s+|whole\s+)?\w*\s*as\s+(?:though|if)\s+
+            it\s+(?:had\s+)?never
+            |\b(?:like|want)\s+(?:it|that|them)\s+(?:disposed\s+of|deleted|erased|removed|gone)
+            |\b(?:don't|do\s+not|dont)\s+want\s+(?:it|that|them|this)\s+(?:saved|on\s+file|sitting)
             |\b(?:never|don't|do\s+not|stop)\s+(?:mention(?:ing)?\s+(?:it|that|this|them)|
             bring(?:ing)?\s+(?:it|that|this|them)\s+up|bring(?:ing)?\s+up\s+(?:it|that|this|them))\s+
             (?:again|anymore|any\s+more)
@@ -135,9 +143,10 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
 _BACK_REFERENCE: dict[str, re.Pattern[str]] = {
     "en": re.compile(
         r"""(?<!\bnot\s)(?<!n't\s)(?<!\bnever\s)\b(?:forget|delete|erase|remove|drop|lose|wipe|
-        clear|scratch|discard|ignore|purge|get\s+rid\s+of)\b(?:\s+(?:it|that|them|those|this|these|both|all\s+of\s+
-        (?:it|that|them)|that\s+one|you\s+ever\s+\w+\s+it))?(?=\s*(?:[.,!?;]|$|please|pls|too|
-        thanks|ta\b|though|now))
+        clear|scratch|scrap|discard|ignore|purge|get\s+rid\s+of)\b(?:\s+(?:it|that|them|those|this|these|
+        both|all\s+of\s+(?:it|that|them)|that\s+one|you\s+ever\s+\w+\s+it)\b
+        |(?=\s*(?:[.,!?;]|$|please|pls|too|thanks|ta\b|though|now)))
+        |\b(?:don't|do\s+not|dont)\s+(?:store|keep|save)\s+(?:that|it|this|them)\b
         |\b(?:both|all\s+of\s+(?:it|them)|everything)\s+gone\b""",
         _F,
     ),
@@ -149,7 +158,7 @@ _BACK_REFERENCE: dict[str, re.Pattern[str]] = {
         _F,
     ),
     "fr": re.compile(
-        r"""(?<!\bne\s)\b(?:efface|oublie|supprime|retire|enl[eè]ve)(?:-le|-la|-les|z)?
+        r"""(?<!\bne\s)\b(?:efface|oublie|supprime|retire|enl[eè]ve)z?(?:-le|-la|-les)?
         (?:\s+(?:[çc]a|les\s+deux|tout|cette\s+\w+|ce\s+\w+))?(?=\s*(?:[.,!?;]|$|stp|svp|s'il))
         |\bl(?:'|es\s+)(?:effacer|oublier|supprimer|virer|retirer|enlever)\b""",
         _F,
@@ -197,11 +206,15 @@ _CONCLUSION = re.compile(
     |(?:esa|esta|tu|la)\s+(?:idea|conclusi[oó]n|suposici[oó]n|teor[ií]a|impresi[oó]n|diagn[oó]stico)
     |(?:ta|cette|la)\s+(?:conclusion|id[ée]e|hypoth[èe]se|impression|th[ée]orie|diagnostic)
     |(?:ihre|deine|diese|die|eure)\s+(?:\w+\s+)?(?:diagnose|annahme|idee|vermutung|schlussfolgerung|
-    theorie|einsch[äa]tzung))\b""",
+    theorie|einsch[äa]tzung)
+    |what\s+(?:you|u)\s+(?:said|wrote|thought|suggested|assumed|figured|reckoned)\b[^.!?]{0,40}?
+    \b(?:about|abt)\s+me\b[^.!?,]*
+    |(?:you|u)\s+(?:said|called\s+\w+|wrote)\s+['"‘“][^'"’”]{2,40}['"’”])""",
     _F,
 )
 _DISMISS = re.compile(
     r"""\b(?:forget|drop|delete|erase|scrap|bin|remove|lose|ditch|ignore|don't\s+file|un-\w+|
+    don't\s+store|dont\s+store|nah|not\s+true|wrong|no(?=[.!,])|
     qu[ií]ta(?:te|la|lo)?|olv[ií]da(?:la|lo)?|borra(?:la|lo)?|descarta(?:la|lo)?|
     efface|oublie|retire|laisse\s+tomber|supprime|vire|
     streich\w*|vergiss|vergessen|l[öo]sch\w*|entfern\w*)\b""",
@@ -220,7 +233,7 @@ _CORRECTIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             _F,
         ),
         re.compile(
-            r"""\b(?:it's|it\s+is|that's|that\s+is)\s+(?:actually\s+)?"""
+            r"""(?:\b(?:it's|it\s+is|that's|that\s+is)|(?:^|[.!?]\s+)is)\s+(?:actually\s+)?"""
             + _V.format("new")
             + r""",?\s+not\s+"""
             + _V.format("old")
@@ -312,6 +325,8 @@ _OWN = {
         (?:all|everything|anything)\s+(?:that|the|about|to\s+do\s+with|with)\b|
         the\s+(?:[\w'-]+\s+){0,3}?(?:code|number|pin|password|passcode|address|account|
         registration|licence|license|passport|id)\b|
+        (?:home\s+)?addr(?:ess)?|iban|pw|passport|ssn|personal\s+number|
+        (?:the|that)\s+(?:[\w'-]+\s+){0,2}?thing|
         (?:that|this|those|these)\s+(?:\w+[\s-]){0,3}?(?:code|number|numbers|thing|things|bit|
         stuff|rant|chat|verdict|conclusion|idea|guess|name|password|pin|address|info|detail|
         details|story|part)s?)\b""",
@@ -328,6 +343,7 @@ _OWN = {
         r"""\b(?:mon|ma|mes|moi|je\s+t'ai|t'ai\s+(?:dit|donn[ée]|racont[ée]|[ée]crit)|
         (?:ce|cette|ces)\s+\w+|le\s+truc|tout\s+ce\s+que|les\s+deux|
         (?:tout|toute|tous|toutes)\s+(?:la|le|les|l')|
+        (?:son|sa|ses|leur)\s+(?:\w+\s+)?(?:adresse|num[ée]ro|t[ée]l[ée]phone|code|date)|
         (?:le|la|les)\s+(?:\w+\s+){0,2}?(?:num[ée]ros?|codes?|mot\s+de\s+passe|adresses?|
         comptes?|iban|passeport))\b""",
         _F,
@@ -346,7 +362,8 @@ _OTHER_TASK = re.compile(
     tabs?|apps?|photos?|pics|screenshots?|inbox|spreadsheet|columns?|rows?|cells?|drafts?|
     document|docs?|slides?|playlist|cart|recipe|pan|oven|heat|sauce|onions?|garlic|salt|dough|
     code\s+(?:block|snippet)|function|variable|table|database|server|docker|container|
-    account\s+on|archivo|carpeta|fichier|dossier|datei|ordner|correo|mails?|e-?mails?\s+from)\b""",
+    account\s+on|archivo|carpeta|fichier|dossier|datei|ordner|e-?mails?\s+from|
+    paragraphs?|sentences?|essay|chapter|brouillon|paragraphe|absatz|p[áa]rrafo|borrador)\b""",
     _F,
 )
 # "forget it, I'll just ...": never mind.
@@ -361,6 +378,8 @@ _NARRATED = re.compile(
     r"""\b(?:i|he|she|they|we|you|it|someone|everyone|my\s+\w+)\s+(?:always\s+|just\s+|already\s+|
     totally\s+|completely\s+|accidentally\s+)?(?:forgot|deleted|erased|wiped|lost|dropped|binned|
     scrapped|removed|tossed|trashed|forgets|deletes|loses|drops)\b
+    |\b(?:i|he|she|they|we)\s+(?:always\s+|often\s+|sometimes\s+|never\s+|might\s+|may\s+|will\s+
+    |keep\s+)?(?:forget|forgetting|lose|losing|delete|drop)\b|\bi'll\s+(?:forget|lose)\b
     |\b(?:yo\s+)?(?:olvid[eé]|borr[eé]|perd[ií])\b|\bj'ai\s+(?:oubli[ée]|effac[ée]|perdu|jet[ée])
     |\bich\s+(?:habe?\s+)?(?:vergessen|gel[öo]scht|verloren)|\bhab\s+(?:\w+\s+)?vergessen""",
     _F,
@@ -370,6 +389,14 @@ _MODAL = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"[^.!?…]+(?:[.!?…]+|$)")
+# A condition or a subject left at the edges of an object phrase: "if you
+# still hold anything about X, I should [like it disposed of]".
+_FRAME = re.compile(
+    r"""^(?:if|in\s+case|si|wenn|falls)\s+(?:you|u|vous|tu|du)\s+(?:still\s+|encore\s+|noch\s+)?
+    (?:hold|have|got|keep|know|tienes|guardas|avez|as|gardez|hast)\s+
+    |,?\s*(?:i|we)\s*(?:should|would|'d|want|need|must)?$""",
+    _F,
+)
 # Courtesies and fillers cut from the ends of an object phrase.
 _EDGE = re.compile(
     r"""^(?:(?:and|also|oh|ok|okay|so|right|hey|yo|um|uh|please|pls|plz|y|e|et|und|also|oye|bon|
@@ -439,6 +466,20 @@ def lapsed(turn: str, language: str) -> str | None:
     return _tidy(m.group("t")) if m else None
 
 
+# Parts of a text being edited: "strike the second paragraph of my letter".
+_EDITED = re.compile(
+    r"""\b(?:paragraphs?|sentences?|essay|chapter|drafts?|brouillon|paragraphe|phrase\s+de|absatz|
+    p[áa]rrafo|borrador|line\s+of)\b""",
+    _F,
+)
+
+
+def edits_a_text(phrase: str) -> bool:
+    """True when a request's object is part of a text being written, not
+    something the user told the assistant."""
+    return bool(_EDITED.search(phrase))
+
+
 def names_conclusion(phrase: str) -> bool:
     """True when a request's object is a conclusion ("the verdict you gave me")."""
     return bool(_CONCLUSION.search(phrase))
@@ -447,9 +488,11 @@ def names_conclusion(phrase: str) -> bool:
 def conclusion(turn: str) -> str | None:
     """The assistant's conclusion a turn dismisses ("drop that verdict",
     "efface ta conclusion"), or None: an inferential request."""
-    for sentence in _sentences(turn):
+    sentences = _sentences(turn)
+    for i, sentence in enumerate(sentences):
         found = _CONCLUSION.search(sentence)
-        if found and _DISMISS.search(sentence) and not _NARRATED.search(sentence):
+        said = " ".join(sentences[i : i + 3])  # "you said 'X' last week. don't store that."
+        if found and _DISMISS.search(said) and not _NARRATED.search(sentence):
             return _tidy(found.group(0))
     return None
 
@@ -499,7 +542,7 @@ def _find(turn: str, language: str) -> str | None:
 def _tidy(phrase: str) -> str:
     phrase = phrase.strip(" \t\n,;:.!?¿¡\"'—–-…")
     for _ in range(3):
-        cut = _EDGE.sub("", phrase).strip(" ,;:.!?¿¡—–-…")
+        cut = _FRAME.sub("", _EDGE.sub("", phrase)).strip(" ,;:.!?¿¡—–-…")
         if cut == phrase:
             break
         phrase = cut

@@ -1211,7 +1211,8 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     ranked = _ranked(turn)
     for lang in ranked:
         found = _replacement(lang, turn) or _rule_match(lang, turn)
-        if found is not None:
+        # "strike the second paragraph of my letter": an edit, not a memory
+        if found is not None and not idioms.edits_a_text(found.target):
             return _with_second(lang, turn, found)
     # Words the tables do not know ("bin it", "Weg damit"): the turn's own
     # language only, so an English idiom never reads a French turn.
@@ -1232,7 +1233,7 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     # "the verdict you gave me": a conclusion.
     if idioms.names_conclusion(target):
         kind = "inferential"
-    elif window(target, 0.0) is not None:
+    elif len(target.split()) <= 5 and window(target, 0.0) is not None:
         kind = "temporal"
     else:
         kind = classify(target, lang.code)
@@ -1286,6 +1287,16 @@ def classify(target: str, language: str = "en") -> str:
     if lang.inference.search(target):
         return "inferential"
     has_time = bool(lang.temporal.search(target)) or window(target, 0.0) is not None
+    about = _ABOUT.search(target)
+    # "anything about my finances from last month": a topic, dated ("what I
+    # said about work yesterday" is what was said then)
+    if (
+        has_time
+        and about
+        and not lang.speech.search(target)
+        and topic_categories(about.group(1), language)
+    ):
+        return "category"
     if has_time and (lang.speech.search(target) or lang.quantifier.search(target)):
         return "temporal"
     if has_time and _SAID_THEN.match(target):
@@ -1297,6 +1308,10 @@ def classify(target: str, language: str = "en") -> str:
     return "factual"
 
 
+_ABOUT = re.compile(
+    r"\b(?:about|regarding|concerning|sobre|acerca\s+de|sur|à\s+propos\s+de|über)\s+(.+)$",
+    re.IGNORECASE,
+)
 # What was said at a time, not a thing dated then ("my appointment on Friday").
 _SAID_THEN = re.compile(
     r"""^(?:what|lo\s+que|lo\s+del?|ce\s+que|was|das\s+von|
@@ -1579,7 +1594,9 @@ _NOT_VALUES = frozenset(
     """useless wrong outdated old invalid different gone over done fine ok okay irrelevant
     obsolete expired void dead stale incorrect pointless moot""".split()
 )
-_PRONOUNS = frozenset("it that this them those these one ello eso esto ça cela ceci es das".split())
+_PRONOUNS = frozenset(
+    "it that this them those these one both ello eso esto ça cela ceci es das".split()
+)
 
 
 # Ends with a negation right before a change clause ("ya no |", "not |", "nicht |").
