@@ -315,3 +315,15 @@ def test_own_forgetting_and_text_edits_are_not_requests(turn: str) -> None:
 def test_third_set_forms(turn: str, kind: str, target: str) -> None:
     found = detect(turn)
     assert found is not None and (found.kind, found.target) == (kind, target)
+
+
+def test_one_of_two_identifiers_of_a_memory_goes_when_its_word_names_it(mem: Memory) -> None:
+    say(mem, "user", "pa la beca: mi RUT es 20.417.836-K y mi número de alumna es 2021-4178")
+    say(mem, "user", "y otra cosa, ¿pa qué guardai mi RUT? bórralo nomás", at=T0 + DAY)
+    assert "20.417.836-k" not in held(mem)
+    assert "2021-4178" in held(mem)
+
+
+def test_a_nearer_reference_loses_to_the_users_own_information() -> None:
+    found = detect("y otra cosa, ¿pa qué guardai mi RUT? si ya mandé lo de la beca. bórralo nomás")
+    assert found is not None and found.target == "mi RUT"

@@ -344,6 +344,8 @@ class RequestExecutor:
                 rows, how = self._match_value(tenant, part)
                 if request.completion:  # "I finished X" retires the task, not X
                     rows = [r for r in rows if TASK.search(r.text)]
+                # "mi RUT es X y mi número de alumna es Y": only the one it names
+                plan.values += [v for r in rows if (v := slot_identifier(r.text, part))]
             if listed:
                 rows = self._related(rows, request)
                 owner = slot_owner(SPEECH_PREFIX.sub("", request.target.strip()))

@@ -152,7 +152,8 @@ def slot_identifier(text: str, part: str) -> str | None:
     b@y.com"), the one of the slot's kind its own words introduce."""
     kinds = slot_kinds(part)
     every = extract_identifiers(text)
-    found = [i for i in every if i.kind in kinds]
+    # a slot word no table knows ("mi RUT"): any identifier its words introduce
+    found = [i for i in every if i.kind in kinds] if kinds else every
     if len({(i.start, i.end) for i in every}) < 2:  # one value, several keys
         return None
     core = {stem(w.casefold()) for w in core_words(part)}

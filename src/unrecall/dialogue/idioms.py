@@ -67,8 +67,7 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             |\b(?:need|needs)\s+to\s+(?:live|stay)\s+in\s+your\s+(?:memory|head|notes)
             |\bout\s+of\s+your\s+(?:head|memory|notes|system|records?|files)
             |\bgone\s+from\s+(?:your|ur|the|this|here)\b|\bgone\s+from\s+here\b
-            |\b(?:no|see\s+no)\s+(?:further\s+|more\s+)?(?:reason|need)\s+for\s+you\s+to\s+
-            (?:retain|keep|hold|store|have|remember)
+
             |\b(?:treat|consider)\s+(?:that|it|this)\s+(?:entire\s+|whole\s+)?\w*\s*as\s+(?:though|if)\s+
             it\s+(?:had\s+)?never
             |\b(?:like|want)\s+(?:it|that|them)\s+(?:disposed\s+of|deleted|erased|removed|gone)
@@ -85,6 +84,12 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             _F,
         ),
         re.compile(r"(?:^|[.!?;:,]\s*)(?:gone|binned|scrapped)\s*(?:[.!]|,?\s*thanks|$)", _F),
+        re.compile(
+            r"""\b(?:no|see\s+no)\s+(?:further\s+|more\s+)?(?:reason|need)\s+for\s+you\s+to\s+
+            (?:retain|keep|hold|store|have|remember)"""
+            + _OBJ_AFTER,
+            _F,
+        ),
     ),
     "es": (
         re.compile(
@@ -208,7 +213,7 @@ _CONCLUSION = re.compile(
     |(?:ihre|deine|diese|die|eure)\s+(?:\w+\s+)?(?:diagnose|annahme|idee|vermutung|schlussfolgerung|
     theorie|einsch[äa]tzung)
     |what\s+(?:you|u)\s+(?:said|wrote|thought|suggested|assumed|figured|reckoned)\b[^.!?]{0,40}?
-    \b(?:about|abt)\s+me\b[^.!?,]*
+    \b(?:about|abt)\s+(?:\w+\s+and\s+)?me\b[^.!?,:]*
     |(?:you|u)\s+(?:said|called\s+\w+|wrote)\s+['"‘“][^'"’”]{2,40}['"’”])""",
     _F,
 )
@@ -319,7 +324,7 @@ def correction(turn: str, language: str) -> tuple[str, str] | None:
 _OWN = {
     "en": re.compile(
         r"""\b(?:my|mine|our|me|myself|i\s+(?:told|said|gave|mentioned|typed|sent|shared|wrote|
-        pasted|put|bored|ranted|confided)|you(?:'ve|\s+have)\s+(?:got|on)|you\s+(?:know|have)\s+
+        pasted|put|bored|ranted|confided|spoke|talked|vented|rambled|moaned)|you(?:'ve|\s+have)\s+(?:got|on)|you\s+(?:know|have)\s+
         about|on\s+me|about\s+me|from\s+(?:earlier|before|the\s+start)|in\s+here|
         (?:the|both|those|these)\s+(?:two|three|four|both)\s+\w+|
         (?:all|everything|anything)\s+(?:that|the|about|to\s+do\s+with|with)\b|
@@ -354,6 +359,14 @@ _OWN = {
         alles\s+(?:über|zu|von)|(?:\w+-)?(?:nummer|code|pin|passwort|adresse|iban|konto)\b)""",
         _F,
     ),
+}
+
+# The strongest sign of the user's own information: a first-person possessive.
+_MINE = {
+    "en": re.compile(r"\b(?:my|mine|our)\b", re.IGNORECASE),
+    "es": re.compile(r"\b(?:mi|mis|m[ií]os?|m[ií]as?|nuestr[oa]s?)\b", re.IGNORECASE),
+    "fr": re.compile(r"\b(?:mon|ma|mes|notre|nos)\b", re.IGNORECASE),
+    "de": re.compile(r"\b(?:mein\w*|unser\w*)\b", re.IGNORECASE),
 }
 
 # -- 3. not a request -----------------------------------------------------------
@@ -524,15 +537,25 @@ def _find(turn: str, language: str) -> str | None:
         hits += [(m, False) for m in [back.search(sentence)] if m]
         for m, object_after in hits:
             after = _tidy(m.groupdict().get("o") or "") if object_after else ""
-            for phrase in (after, _tidy(sentence[: m.start()]), *earlier):
-                if (
-                    phrase
-                    and not _PRONOUN_ONLY.match(phrase)
-                    and own.search(phrase)
-                    and not _NARRATED.search(phrase)
-                    and not _OTHER_TASK.search(phrase)
-                ):
-                    return phrase
+            candidates = [
+                phrase
+                for phrase in (after, _tidy(sentence[: m.start()]), *earlier)
+                if phrase
+                and not _PRONOUN_ONLY.match(phrase)
+                and own.search(phrase)
+                and not _NARRATED.search(phrase)
+                and not _OTHER_TASK.search(phrase)
+            ]
+            same = [c for c in candidates if c in (after, _tidy(sentence[: m.start()]))]
+            # in earlier sentences, the user's own ("mi RUT") before a mere
+            # reference ("lo de la beca")
+            strong = [c for c in candidates if _MINE[language].search(c)]
+            if same:
+                return same[0]
+            if strong:  # "y otra cosa, ¿pa qué guardai mi RUT" -> "mi RUT"
+                return _tidy(strong[0][_MINE[language].search(strong[0]).start() :])
+            if candidates:
+                return candidates[0]
             # "tues night. nuke it.": a time alone names what was said then
             if previous and len(previous.split()) <= 5 and window(previous, 0.0) is not None:
                 return previous

@@ -162,7 +162,7 @@ _EN_OBJ = r"""(?=(?:about\s+|all\s+about\s+)?(?:
   | the\s+whole\b
   | the\s+(?:[\w'-]+\s+){0,3}?(?:appointment|fitting|meeting|booking|reservation|session|
        visit|interview|check-?up|deadline|trip|consultation|procedure|surgery)s?\b
-  | the\s+(?:[\w'-]+\s+){1,3}?(?:stuff|things|bits|info|details)\b
+  | the\s+(?:[\w'-]+\s+){1,3}?(?:stuff|things?|bits|info|details)\b
   | (?:the\s+)?(?:stuff|things|bits?|parts?|details?|info|information)\s+(?:about|on|regarding|i)\b
 )) """
 _EN_TEND = _target_end(
@@ -408,7 +408,7 @@ _EN = _Language(
                 no\s+longer)\s+(?:so\s+|that\s+|really\s+|too\s+)?(?P<t>(?:into|a\s+fan\s+of|
                 keen\s+on|fond\s+of|planning|
                 interested\s+in|with|dating|seeing|married\s+to|engaged\s+to|working\s+(?:at|for)|
-                employed\s+(?:at|by)|on|taking|living\s+in|vegetarian|vegan|pescatarian|religious|
+                employed\s+(?:at|by)|at|on|taking|living\s+in|vegetarian|vegan|pescatarian|religious|
                 single|married|engaged|sober|(?:a|an)\s+(?:vegetarian|vegan|smoker|member|fan|
                 student|customer|subscriber|runner|drinker|christian|catholic|muslim|jew))\b
                 [^.!?;,]*?)(?:\s+(?:any\s*more|any\s+longer)|(?=\s*(?:[.!?;,]|$)))"""),
@@ -478,7 +478,8 @@ to\s+correct\s+myself|scratch\s+that|
         november|december)|
         the\s+other\s+day|\w+day's|this\s+week's|just\s+now|
         the\s+last\s+(?:thing|things|message|messages|bit|sentence|few\s+\w+))\b"""),
-    speech=_rx(r"""\b(?:said|told|tell|mentioned|shared|say|wrote|typed|talked|discussed|brought\s+up|
+    speech=_rx(r"""\b(?:said|told|tell|mentioned|shared|say|wrote|typed|talked|spoke|vented|discussed|
+        brought\s+up|
         conversation|chat|session|messages?|exchange|discussion|confided)\b"""),
     quantifier=_rx(r"\b(?:everything|anything|all|every|whatever|entire|whole)\b"),
     inference=_rx(r"""\b(?:infer\w*|assum\w*|guess\w*|deduc\w*|conclu\w*|speculat\w*|impression|

@@ -104,7 +104,11 @@ def window(phrase: str, at: float) -> tuple[float, float] | None:
         first = datetime(year, month, 1, tzinfo=UTC)
         after = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
         return span(first, after)
-    if re.search(r"\b(?:over|during|at)\s+the\s+weekend|\bthis\s+weekend", text):
+    if re.search(
+        r"\b(?:over|during|at)\s+the\s+weekend|\bthis\s+weekend|\bel\s+finde\b|"
+        r"\bel\s+fin\s+de\s+semana\b(?!\s+pasado)|\bpendant\s+le\s+week-?end|\bam\s+wochenende",
+        text,
+    ):
         saturday = today - timedelta(days=(today.weekday() - 5) % 7)
         return span(saturday, saturday + 2 * _DAY)
     if re.search(r"\blast\s+night|\banoche|\bhier\s+soir|\bgestern\s+abend", text):
