@@ -327,3 +327,36 @@ def test_one_of_two_identifiers_of_a_memory_goes_when_its_word_names_it(mem: Mem
 def test_a_nearer_reference_loses_to_the_users_own_information() -> None:
     found = detect("y otra cosa, ¿pa qué guardai mi RUT? si ya mandé lo de la beca. bórralo nomás")
     assert found is not None and found.target == "mi RUT"
+
+
+@pytest.mark.parametrize(
+    ("turn", "kind", "target"),
+    [
+        ("Und noch was: FitX hab ich gekündigt, abends viel zu voll.", "factual", "FitX"),
+        ("ya no hago la práctica en el Van Buren, me cambiaron", "factual",
+         "la práctica en el Van Buren"),
+        ("Soyez gentil : effacez son adresse et le code de son immeuble.", "compositional",
+         "son adresse et le code de son immeuble"),
+        ("Vous m'aviez écrit qu'elle voulait me mettre sous tutelle : ce n'est pas du tout cela.",
+         "inferential", "Vous m'aviez écrit qu'elle voulait me mettre sous tutelle"),
+        ("pls forget the tama thing 💀💀 he has a gf", "factual", "the tama thing"),
+        ("cleanup: rm home addr, personal number, iban.", "compositional",
+         "home addr, personal number, iban"),
+    ],
+)  # fmt: skip
+def test_ended_memberships_third_party_data_and_rejected_claims(
+    turn: str, kind: str, target: str
+) -> None:
+    found = detect(turn)
+    assert found is not None and (found.kind, found.target) == (kind, target)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "My husband's Ford Focus has the licence plate RM-3985-YP and is charcoal.",
+        "j'ai des nausées le matin, j'ai arrêté le vin, et j'ai rendez-vous jeudi.",
+    ],
+)
+def test_plates_and_stopped_habits_are_not_requests(turn: str) -> None:
+    assert detect(turn) is None

@@ -74,6 +74,7 @@ from unrecall.control.request_parts import (
     without,
 )
 from unrecall.control.targeting import matchers, matching_memories, matching_turns, semantic
+from unrecall.dialogue.idioms import conclusion
 from unrecall.dialogue.requests import ForgetRequest, topic_categories
 from unrecall.dialogue.windows import names_last_session, names_weekday, window
 from unrecall.errors import InvalidInput
@@ -509,8 +510,10 @@ class RequestExecutor:
         probe = request.target if len(core_words(request.target)) >= 1 else text
         probe = re.sub(r"\b(?:conclusion|assumption|guess|impression|idea|theory|label)s?\b",
                        "", probe)  # fmt: skip
-        vecs = self.recall.vectors([probe, text], pool)
-        sims = np.maximum(vecs[2:] @ vecs[0], vecs[2:] @ vecs[1])
+        # "what you said about Joe and me separating: no. ... drop that idea"
+        claim = conclusion(text) or probe
+        vecs = self.recall.vectors([probe, text, claim], pool)
+        sims = np.maximum(np.maximum(vecs[3:] @ vecs[0], vecs[3:] @ vecs[1]), vecs[3:] @ vecs[2])
         scores = sims + CONCLUSION_HEDGE * np.array([bool(_HEDGE.search(r.text)) for r in pool])
         best = int(scores.argmax())
         if float(scores[best]) < CONCLUSION_MIN:

@@ -37,7 +37,7 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
     "en": (
         re.compile(
             r"""\b(?:forgt|forgit|frget|forgettt?|delet|deleet|dlete|bin|ditch|nuke|trash|toss|
-            shred|junk|chuck|zap|axe|scrub|nix|bury|dump|un-?(?:see|hear|remember|get|assume|learn|
+            shred|junk|chuck|zap|axe|scrub|nix|bury|dump|(?-i:rm)(?=\s+[a-z])|un-?(?:see|hear|remember|get|assume|learn|
             know|think|file|decide|reach|conclude)\w*)\b
             (?:\s+(?:it|that|them|those|this|these|all\s+of\s+(?:it|that|them)|the\s+lot))?"""
             + _OBJ_AFTER,
@@ -111,7 +111,8 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
     "fr": (
         re.compile(
             r"""\b(?:vire(?:-le|-la|-les|z)?|jette(?:-le|-la|-les|z)?|raye(?:-le|-la|-les|z)?|
-            balance(?:-le|-la|-les)|d[ée]gage(?:-le|-la|-les)?)
+            balance(?:-le|-la|-les)|d[ée]gage(?:-le|-la|-les)?|effacez|supprimez|oubliez|retirez|
+            enlevez)
             (?=[\s,.!?]|$)"""
             + _OBJ_AFTER,
             _F,
@@ -214,14 +215,18 @@ _CONCLUSION = re.compile(
     theorie|einsch[äa]tzung)
     |what\s+(?:you|u)\s+(?:said|wrote|thought|suggested|assumed|figured|reckoned)\b[^.!?]{0,40}?
     \b(?:about|abt)\s+(?:\w+\s+and\s+)?me\b[^.!?,:]*
-    |(?:you|u)\s+(?:said|called\s+\w+|wrote)\s+['"‘“][^'"’”]{2,40}['"’”])""",
+    |(?:you|u)\s+(?:said|called\s+\w+|wrote)\s+['"‘“][^'"’”]{2,40}['"’”]
+    |(?:vous\s+m'aviez|vous\s+m'avez|tu\s+m'as|tu\s+m'avais)\s+(?:écrit|dit)\s+qu[e']\s*[^.!?:]{3,80}
+    |me\s+(?:dijiste|escribiste)\s+que\s+[^.!?:]{3,80}
+    |du\s+hast\s+(?:geschrieben|gesagt|gemeint),?\s+dass\s+[^.!?:]{3,80})""",
     _F,
 )
 _DISMISS = re.compile(
     r"""\b(?:forget|drop|delete|erase|scrap|bin|remove|lose|ditch|ignore|don't\s+file|un-\w+|
     don't\s+store|dont\s+store|nah|not\s+true|wrong|no(?=[.!,])|
     qu[ií]ta(?:te|la|lo)?|olv[ií]da(?:la|lo)?|borra(?:la|lo)?|descarta(?:la|lo)?|
-    efface|oublie|retire|laisse\s+tomber|supprime|vire|
+    effac\w*|oubli\w*|retir\w*|laisse\s+tomber|supprim\w*|vire|ce\s+n'est\s+pas\s+(?:du\s+tout\s+)?
+    (?:[çc]a|cela)|c'est\s+faux|no\s+es\s+as[ií]|para\s+nada|stimmt\s+nicht|quatsch|
     streich\w*|vergiss|vergessen|l[öo]sch\w*|entfern\w*)\b""",
     _F,
 )
@@ -473,10 +478,36 @@ _OVER = re.compile(
 )
 
 
+# A membership, job or plan the user ended: "FitX hab ich gekündigt", "ya no
+# hago la práctica en el Van Buren", "j'ai résilié mon abonnement".
+_ENDED = {
+    "en": _OVER,
+    "es": re.compile(
+        r"""\bya\s+no\s+(?:hago|voy\s+a|voy\s+al|trabajo\s+en|estoy\s+en|vivo\s+en|juego\s+en)\s+
+        (?P<t>[^,.;!?]{2,50})""",
+        _F,
+    ),
+    "fr": re.compile(
+        r"""\bj'ai\s+(?:r[ée]sili[ée]|quitt[ée])\s+(?P<t>[^,.;!?]{2,50})
+        |\bje\s+ne\s+(?:travaille|vais|suis)\s+plus\s+(?:à|au|chez|dans)\s+(?P<t2>[^,.;!?]{2,50})""",
+        _F,
+    ),
+    "de": re.compile(
+        r"""(?P<t>\b[A-ZÄÖÜ][\w-]+(?:\s+[A-ZÄÖÜ][\w-]+)?)\s+hab(?:e)?\s+ich\s+gek[üu]ndigt
+        |\bich\s+hab(?:e)?\s+(?P<t2>[^,.;!?]{2,50}?)\s+gek[üu]ndigt""",
+        re.VERBOSE,
+    ),
+}
+
+
 def lapsed(turn: str, language: str) -> str | None:
-    """What the user is "over" (English only), or None."""
-    m = _OVER.search(turn) if language == "en" else None
-    return _tidy(m.group("t")) if m else None
+    """What the user is "over", quit or cancelled, or None."""
+    pattern = _ENDED.get(language)
+    m = pattern.search(turn) if pattern is not None else None
+    if m is None:
+        return None
+    found = m.groupdict()
+    return _tidy(found.get("t") or found.get("t2") or "") or None
 
 
 # Parts of a text being edited: "strike the second paragraph of my letter".

@@ -1222,8 +1222,10 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     if fixed is not None:  # "I read it wrong, it's the 19th, not the 12th"
         return ForgetRequest("replacement", lang.code, fixed[0], new_value=fixed[1])
     over = idioms.lapsed(turn, lang.code)
-    if over is not None:  # "I'm over the milky stuff"
-        return ForgetRequest("factual", lang.code, over, categories=topic_categories(over))
+    if over is not None:  # "I'm over the milky stuff", "FitX hab ich gekündigt"
+        return ForgetRequest(
+            "factual", lang.code, over, categories=topic_categories(over, lang.code)
+        )
     dismissed = idioms.conclusion(turn)
     if dismissed is not None:  # "quítate esa idea de la cabeza"
         return ForgetRequest("inferential", lang.code, dismissed)
@@ -1358,7 +1360,11 @@ def _ranked(turn: str) -> list[_Language]:
     return sorted(_TABLES, key=lambda lang: -score[lang.code])
 
 
+_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF]")
+
+
 def _clean(span: str, lang: _Language) -> str:
+    span = _EMOJI.split(span)[0]  # "the tama thing 💀💀 he has a gf"
     span = span.strip(" \t\n,;:.!?¿¡\"'—–-")
     for _ in range(3):  # several fillers may stack: "my PIN too please"
         previous = span
