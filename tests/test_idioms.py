@@ -360,3 +360,29 @@ def test_ended_memberships_third_party_data_and_rejected_claims(
 )
 def test_plates_and_stopped_habits_are_not_requests(turn: str) -> None:
     assert detect(turn) is None
+
+
+def test_an_aside_in_parentheses_is_no_correction() -> None:
+    turn = (
+        "estoy en un carrete en Viña y acabo de agarrar con el Benja, el ex de la Coni"
+        " (la de la U, no mi prima) en la playa de Reñaca"
+    )
+    assert detect(turn) is None
+
+
+def test_signs_of_a_condition_are_a_conclusion_to_take_back(mem: Memory) -> None:
+    say(mem, "user", "not sleeping, not eating, lost interest in netball")
+    say(
+        mem,
+        "assistant",
+        "Not sleeping, not eating and losing interest in netball, all at once, can be signs"
+        " of depression.",
+    )
+    say(
+        mem,
+        "user",
+        "wait what u said the other night abt me maybe having depression. nah. i was stressed",
+        session="s2",
+        at=T0 + DAY,
+    )
+    assert "depression" not in recalled(mem, "depression")

@@ -128,6 +128,8 @@ CONCLUSION_HEDGE = 0.1
 CONCLUSION_MIN = 0.28  # targeting.QUERY_FLOOR: unrelated short texts stay below
 _HEDGE = re.compile(
     r"\b(?:sounds?\s+(?:a\s+lot\s+|a\s+bit\s+|rather\s+|very\s+much\s+)?like|seems?|might|"
+    r"(?:warning\s+)?signs?\s+of|symptoms?\s+of|could\s+indicate|points?\s+to|consistent\s+with|"
+    r"signes?\s+de|s[ií]ntomas?\s+de|se[ñn]ales?\s+de|anzeichen|hinweis\s+auf|"
     r"may\s+be|maybe|perhaps|could\s+(?:well\s+)?be|i\s+wonder|i\s+suspect|likely|"
     r"looks?\s+like|probably|suggests?|guess|assume|parece|suena\s+a|quizás|tal\s+vez|"
     r"semble|on\s+dirait|ressemble|sans\s+doute|peut-être|scheint|klingt|vermutlich|"

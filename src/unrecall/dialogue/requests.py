@@ -1441,7 +1441,8 @@ def _replacement(lang: _Language, turn: str) -> ForgetRequest | None:
     # A change clause with a new value counts only next to a correction
     # marker ("actually", "anymore", "that's outdated"), so that plain news
     # such as "I moved to Lisbon in 2019" is not mistaken for a correction.
-    if not lang.marker.search(turn):
+    # an aside in parentheses ("la de la U, no mi prima") tells people apart
+    if not lang.marker.search(re.sub(r"\([^)]*\)", " ", turn)):
         return None
     for change in lang.changes:
         # A negated change states what no longer holds: "ya no uso Android"
