@@ -45,7 +45,7 @@ STEM_SHARE = 0.6
 _SLOT_WORDS: dict[str, frozenset[str]] = {}
 for _kinds, _words in (
     (("phone", "phone_nsn", "compact"), "phone mobile cell number line handy nummer handynummer "
-     "telefon telefonnummer teléfono telefono móvil movil numéro numero portable celular"),
+     "telefon telefonnummer teléfono telefono móvil movil numéro numero portable celular tel"),
     (("email", "email_tag"), "email e-mail mail correo courriel"),
     (("iban",), "iban bank konto cuenta compte account"),
     (("card", "number", "compact"), "card tarjeta carte karte kreditkarte"),
@@ -53,7 +53,7 @@ for _kinds, _words in (
      "steuer-id steuer tax medicare nir dni nie passport pasaporte licence license licencia "
      "badge permit reg registration plate reference room policy id"),
     (("secret", "number", "code", "compact"), "password passwort contraseña passe pin code "
-     "passcode código codigo"),
+     "passcode código codigo pw"),
 ):  # fmt: skip
     for _w in _words.split():
         _SLOT_WORDS[_w] = _SLOT_WORDS.get(_w, frozenset()) | frozenset(_kinds)
@@ -120,7 +120,7 @@ _MY_SLOT = re.compile(
 )
 
 
-_FIRST_PERSON = re.compile(
+_SPEAKER = re.compile(
     r"\b(?:i|i'm|i've|i'd|i'll|me|we|we're|us|yo|me|nosotros|je|j'|moi|nous|ich|mich|mir|wir)\b",
     re.IGNORECASE,
 )
@@ -137,7 +137,7 @@ def about_someone_else(text: str) -> bool:
     """True when a memory tells of another person (named, or "my sister")
     with no first-person word: "Mere just got engaged" is not the user's
     love life."""
-    return bool(names_someone(text) or _KIN.search(text)) and not _FIRST_PERSON.search(
+    return bool(names_someone(text) or _KIN.search(text)) and not _SPEAKER.search(
         _KIN.sub("", text)
     )
 
