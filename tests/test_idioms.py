@@ -400,3 +400,14 @@ def test_what_a_request_turn_says_besides_the_forgotten_value_stays(mem: Memory)
     )
     assert "van buren" not in held(mem)
     assert "gustavo fricke" in recalled(mem, "¿dónde hago la práctica?")
+
+
+def test_owner_of_a_slot_is_read_with_the_possessive_pattern() -> None:
+    # about_someone_else's speaker pattern once shadowed the module's
+    # first-person possessive pattern, and "my ..." lost its owner.
+    from unrecall.control.request_parts import about_someone_else, slot_owner
+
+    assert slot_owner("my license number") == "me"
+    assert slot_owner("mi RUT") == "me"
+    assert about_someone_else("Mere just got engaged to Nikau")
+    assert not about_someone_else("I matched with Hemi on Hinge")
