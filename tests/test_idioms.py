@@ -388,20 +388,6 @@ def test_signs_of_a_condition_are_a_conclusion_to_take_back(mem: Memory) -> None
     assert "depression" not in recalled(mem, "depression")
 
 
-def test_what_a_request_turn_says_besides_the_forgotten_value_stays(mem: Memory) -> None:
-    say(mem, "user", "hago la práctica en el Van Buren, turnos de lunes a jueves")
-    say(
-        mem,
-        "user",
-        "ya no hago la práctica en el Van Buren, me cambiaron al Hospital Gustavo Fricke en"
-        " Viña desde hoy",
-        session="s2",
-        at=T0 + DAY,
-    )
-    assert "van buren" not in held(mem)
-    assert "gustavo fricke" in recalled(mem, "¿dónde hago la práctica?")
-
-
 def test_owner_of_a_slot_is_read_with_the_possessive_pattern() -> None:
     # about_someone_else's speaker pattern once shadowed the module's
     # first-person possessive pattern, and "my ..." lost its owner.

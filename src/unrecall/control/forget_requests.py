@@ -799,17 +799,8 @@ class RequestExecutor:
                 if without(without(rest, [new]) or "", values) is None:
                     kept.append(rest)
                 continue
-            rest = without(clause, values)
-            if rest is not None:
-                # holds a forgotten value or names the target; what else it
-                # says stays ("ya no hago X, me cambiaron al Hospital Y")
-                if (
-                    len(content_words(rest)) >= _REST_MIN_WORDS
-                    and not is_request_clause(rest)
-                    and without(rest, values) is None
-                ):
-                    kept.append(re.sub(r"\s+([,.;:])", r"\1", rest).strip(" ,;:"))
-                continue
+            if without(clause, values) is not None:
+                continue  # holds a forgotten value or names the target
             if not is_request_clause(clause):
                 kept.append(clause)
         return " ".join([marker, *kept]), kept
