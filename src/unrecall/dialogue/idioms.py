@@ -14,9 +14,13 @@ a sentence and the one before it:
 3. no sign of **another task or of narration**: files, git, apps, cooking,
    "forget it, I'll just order pizza", "I forgot my keys", "she deleted it".
 
-It returns the object phrase, which the executor resolves like any other
-target (identifiers, slots, stems, time windows, meaning). Deterministic,
-lexicons only.
+``find`` returns the object phrase, which the executor resolves like any
+other target (identifiers, slots, stems, time windows, meaning); with the
+user's previous turn as ``context`` it also reads a request split over two
+turns. Three narrower readers name the kind themselves: ``correction`` (a
+value given wrong, "it's 14B, not 41B"), ``conclusion`` (the assistant's
+conclusion dismissed, "drop that verdict") and ``lapsed`` ("I'm over X",
+"FitX hab ich gekündigt"). Deterministic, lexicons only.
 """
 
 from __future__ import annotations
