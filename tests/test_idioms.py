@@ -397,3 +397,29 @@ def test_owner_of_a_slot_is_read_with_the_possessive_pattern() -> None:
     assert slot_owner("mi RUT") == "me"
     assert about_someone_else("Mere just got engaged to Nikau")
     assert not about_someone_else("I matched with Hemi on Hinge")
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "ugh, that thing I said about my mum's diagnosis. can you not keep that",
+        "Hmm, I'd rather you didn't have my ex's surname written down anywhere.",
+        "Mind wiping my badge number and the door code for the lab? Ta.",
+        "Whatever you've picked up about my sex life, I'd really prefer it gone.",
+        "You've apparently decided I'm pregnant?? I bought ginger biscuits. Forget that.",
+        "Stop treating me like I'm depressed just because I said I was tired once.",
+        "Actually I typed my email wrong earlier: it's mo.k@fastmail.com, not mo.k@gmail.com.",
+        "Lo de mi familia, todo, no quiero que lo tengas.",
+        "Mon adresse et mon numéro de sécu, tu peux virer les deux ?",
+        "Das war gelogen, ich hatte nie einen Unfall. Bitte nicht speichern.",
+        "Nee, Moment, es ist Zimmer 304, nicht 340. Hab mich vertan.",
+    ],
+)
+def test_more_everyday_forms_are_requests(turn: str) -> None:
+    assert detect(turn) is not None
+
+
+def test_an_email_correction_keeps_the_dots_of_both_values() -> None:
+    found = detect("I typed my email wrong earlier: it's mo.k@fastmail.com, not mo.k@gmail.com.")
+    assert found is not None
+    assert (found.target, found.new_value) == ("mo.k@gmail.com", "mo.k@fastmail.com")

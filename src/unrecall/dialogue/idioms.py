@@ -80,7 +80,13 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             bring(?:ing)?\s+(?:it|that|this|them)\s+up|bring(?:ing)?\s+up\s+(?:it|that|this|them))\s+
             (?:again|anymore|any\s+more)
             |\bnone\s+of\s+your\s+business
-            |\b(?:pretend|act\s+as\s+if)\s+i\s+never
+            |\b(?:pretend|act\s+as\s+if)\s+i\s+never|\bpretend\s+(?:you|u)\s+(?:didn't|never)\s+
+            (?:hear|see|read)|\b(?:act|behave)\s+(?:like|as\s+if)\s+it\s+never\s+happened
+            |\b(?:can|could|would)\s+(?:you|u)\s+not\s+(?:keep|store|save|remember)\s+(?:that|it|this|them)\b
+            |\b(?:prefer|want|like|rather\s+have)\s+(?:it|that|them)\s+gone\b
+            |\bnone\s+of\s+it,?\s+please\b
+            |\bshould(?:n't|\s+not)?\s+be\s+in\s+your\s+(?:memory|notes|records)
+            |\b(?:didn't|did\s+not|don't|do\s+not)\s+carry\s+(?:that|it|this)\s+around
             |\b(?:strange|weird|uncomfortable|uneasy|odd|embarrassing|awkward|bad)\s+(?:about\s+)?
             having\s+(?:it|that|this|them)\s+(?:written\s+down|stored|saved|on\s+file|kept|around)
             |\b(?:don't|do\s+not|dont)\s+want\s+(?:it|that|them|this)\s+(?:written\s+down|stored|
@@ -89,8 +95,11 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
         ),
         re.compile(r"(?:^|[.!?;:,]\s*)(?:gone|binned|scrapped)\s*(?:[.!]|,?\s*thanks|$)", _F),
         re.compile(
-            r"""\b(?:no|see\s+no)\s+(?:further\s+|more\s+)?(?:reason|need)\s+for\s+you\s+to\s+
-            (?:retain|keep|hold|store|have|remember)"""
+            r"""\b(?:(?:no|see\s+no)\s+(?:further\s+|more\s+)?(?:reason|need)\s+for\s+you\s+to\s+
+            (?:retain|keep|hold|store|have|remember)|i'?d\s+(?:rather|prefer)\s+you\s+(?:didn't|did\s+not)
+            \s+(?:have|keep|store)|(?:can\s+we\s+agree\s+)?(?:you'll|you\s+will)\s+forget|
+            (?:would\s+you\s+)?mind\s+(?:wiping|deleting|forgetting|removing|erasing|dropping)|
+            olv[ií]date\s+del?)"""
             + _OBJ_AFTER,
             _F,
         ),
@@ -105,7 +114,9 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(
             r"""\b(?:hazte\s+el\s+(?:loco|tonto|sueco)|como\s+si\s+nunca\s+te\s+lo\s+hubiera|
             a\s+la\s+basura|(?:los|las|ambos|ambas)\s+dos\s*,?\s*fuera\b|,\s*fuera\s*[.!]|
-            no\s+tengas\s+nada\s+m[ií]o|de\s+tu\s+(?:memoria|cabeza)|
+            no\s+tengas\s+nada\s+m[ií]o|de\s+tu\s+(?:memoria|cabeza)|de\s+la\s+cabeza|
+            no\s+(?:lo|la|los|las)\s+guardes|no\s+quiero\s+que\s+(?:lo|la|los|las)\s+(?:tengas|guardes)|
+            que\s+no\s+quede\s+nada|como\s+si\s+no\s+hubiera\s+pasado|
             no\s+(?:lo|la|los|las)\s+(?:menciones|saques)\s+m[aá]s|
             no\s+hace\s+falta\s+que\s+(?:lo|la|los|las)\s+(?:guardes|recuerdes|tengas)|
             para\s+qu[eé]\s+(?:quieres|necesitas)\s+(?:guardar|tener|saber))""",
@@ -124,6 +135,9 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
         re.compile(
             r"""\b(?:(?:fais|faire|faites)\s+une\s+croix\s+dessus|poubelle|passe\s+l'[ée]ponge|
             tire\s+un\s+trait|de\s+ta\s+(?:m[ée]moire|t[êe]te)|fais\s+dispara[iî]tre|
+            ne\s+(?:le\s+|la\s+|les\s+)?garde\s+pas|fais\s+comme\s+si|tu\s+effaces|
+            (?:tu\s+peux|pourrais-tu|peux-tu)\s+(?:les\s+|le\s+|la\s+)?(?:virer|effacer|supprimer|oublier)|
+            que\s+tu\s+ne\s+(?:le|la|les)\s+(?:aies|gardes)\s+plus|
             n'en\s+parle\s+plus|tu\s+n'as\s+pas\s+besoin\s+de\s+(?:garder|retenir|savoir)|
 
             comme\s+si\s+je\s+(?:ne\s+)?t'avais\s+rien)""",
@@ -141,6 +155,8 @@ _IDIOMS: dict[str, tuple[re.Pattern[str], ...]] = {
             r"""\b(?:weg\s+damit|in\s+den\s+(?:papierkorb|m[üu]ll)|in\s+die\s+tonne|
             aus\s+(?:deinem|ihrem)\s+(?:ged[äa]chtnis|kopf|speicher)|
             (?:musst|brauchst)\s+du\s+(?:dir\s+)?nicht\s+(?:zu\s+)?(?:speichern|behalten|merken|wissen)|
+            (?:bitte\s+)?nicht\s+(?:speichern|behalten|aufheben)\b|gespeichert\s+haben|
+            einfach\s+vergessen|:\s*(?:streichen|l[öo]schen|vergessen)\b|
             lass\s+(?:das|es|die)\s+weg)""",
             _F,
         ),
@@ -177,7 +193,7 @@ _BACK_REFERENCE: dict[str, re.Pattern[str]] = {
         r"""(?<!\bnicht\s)\b(?:vergiss|l[öo]sch(?:e)?|streich(?:e)?|entfern(?:e)?)\s+(?:das|es|sie|
         beides|alles|die\s+beiden)\b|\b(?:das|es|sie|beides|alles|die)\s+(?:bitte\s+)?
         (?:vergessen|l[öo]schen|streichen|entfernen)\b
-        |\b(?:beides|alles|komplett|bitte)\s+(?:bitte\s+)?(?:raus|weg)\s*(?:[.!]|$)""",
+        |\b(?:beides|alles|komplett|bitte)\s+(?:bitte\s+)?(?:raus|weg)\s*(?:[.!,]|$)""",
         _F,
     ),
 }
@@ -222,11 +238,20 @@ _CONCLUSION = re.compile(
     |(?:you|u)\s+(?:said|called\s+\w+|wrote)\s+['"‘“][^'"’”]{2,40}['"’”]
     |(?:vous\s+m'aviez|vous\s+m'avez|tu\s+m'as|tu\s+m'avais)\s+(?:écrit|dit)\s+qu[e']\s*[^.!?:]{3,80}
     |me\s+(?:dijiste|escribiste)\s+que\s+[^.!?:]{3,80}
-    |du\s+hast\s+(?:geschrieben|gesagt|gemeint),?\s+dass\s+[^.!?:]{3,80})""",
+    |du\s+hast\s+(?:geschrieben|gesagt|gemeint),?\s+dass\s+[^.!?:]{3,80}
+    |(?:you've|you\s+have)\s+(?:apparently\s+)?(?:decided|concluded|assumed|figured)\s+(?:that\s+)?
+    [^.!?]{3,60}
+    |stop\s+treating\s+me\s+(?:like|as\s+if|as)\s+[^.!?]{3,60}
+    |['"‘“][^'"’”]{3,60}['"’”]\s+(?:thing|comment|remark)\s+(?:you|u)\s+(?:said|made)
+    |i\s+never\s+said\s+(?:that\s+)?i\s+[^.!?,]{3,60}
+    |sacaste\s+que\s+[^.!?,]{3,60}
+    |c'est\s+toi\s+qui\s+l'as\s+(?:d[ée]duit|dit|pens[ée]|imagin[ée])
+    |(?:du\s+hast|sie\s+haben)\s+(?:das|mich)\s+falsch\s+verstanden)""",
     _F,
 )
 _DISMISS = re.compile(
     r"""\b(?:forget|drop|delete|erase|scrap|bin|remove|lose|ditch|ignore|don't\s+file|un-\w+|
+    stop\s+treating|that\s+was\s+you|qu[ií]tatelo|
     don't\s+store|dont\s+store|nah|not\s+true|wrong|no(?=[.!,])|
     qu[ií]ta(?:te|la|lo)?|olv[ií]da(?:la|lo)?|borra(?:la|lo)?|descarta(?:la|lo)?|
     effac\w*|oubli\w*|retir\w*|laisse\s+tomber|supprim\w*|vire|ce\s+n'est\s+pas\s+(?:du\s+tout\s+)?
@@ -238,7 +263,7 @@ _DISMISS = re.compile(
 # A correction with no change verb: "I read it wrong, it's the 19th, not the
 # 12th", "te dije mal: no es ese sábado, es el siguiente", "vertippt, das ist
 # die 21, nicht die 12". The marker says a value given before was wrong.
-_V = r"(?P<{0}>[^,.;!?:()]{{1,60}}?)"
+_V = r"(?P<{0}>(?:[^,.;!?:()\s]|\.(?=\w)|\s){{1,60}}?)"
 _CORRECTIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "en": (
         re.compile(
@@ -251,12 +276,12 @@ _CORRECTIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             + _V.format("new")
             + r""",?\s+not\s+"""
             + _V.format("old")
-            + r"""(?=\s*(?:[,.;!?]|$))
+            + r"""(?=\s*(?:[,;!?]|\.(?!\w)|$))
             |\b(?:isn't|is\s+not|wasn't|was\s+not)\s+"""
             + _V.format("old2")
             + r""",\s*(?:it's|it\s+is|but)\s+"""
             + _V.format("new2")
-            + r"(?=\s*(?:[,.;!?]|$))",
+            + r"(?=\s*(?:[,;!?]|\.(?!\w)|$))",
             _F,
         ),
     ),
@@ -267,11 +292,11 @@ _CORRECTIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             + _V.format("old2")
             + r",\s*(?:es|sino)\s+"
             + _V.format("new2")
-            + r"(?=\s*(?:[,.;!?:]|$))|\bes\s+"
+            + r"(?=\s*(?:[,;!?:]|\.(?!\w)|$))|\bes\s+"
             + _V.format("new")
             + r",\s*no\s+"
             + _V.format("old")
-            + r"(?=\s*(?:[,.;!?]|$))",
+            + r"(?=\s*(?:[,;!?]|\.(?!\w)|$))",
             _F,
         ),
     ),
@@ -282,26 +307,28 @@ _CORRECTIONS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
             + _V.format("old2")
             + r",\s*c'est\s+"
             + _V.format("new2")
-            + r"(?=\s*(?:[,.;!?:]|$))|\bc'est\s+"
+            + r"(?=\s*(?:[,;!?:]|\.(?!\w)|$))|\bc'est\s+"
             + _V.format("new")
             + r",\s*pas\s+"
             + _V.format("old")
-            + r"(?=\s*(?:[,.;!?]|$))",
+            + r"(?=\s*(?:[,;!?]|\.(?!\w)|$))",
             _F,
         ),
     ),
     "de": (
-        re.compile(r"\b(?:vertippt|verwechselt|verschrieben|falsch|fehler|korrektur)\b", _F),
+        re.compile(
+            r"\b(?:vertippt|verwechselt|verschrieben|vertan|geirrt|falsch|fehler|korrektur)\b", _F
+        ),
         re.compile(
             r"\b(?:das|es|sie|er)\s+ist\s+"
             + _V.format("new")
             + r",\s*nicht\s+"
             + _V.format("old")
-            + r"(?=\s*(?:[,.;!?]|$))|\bnicht\s+"
+            + r"(?=\s*(?:[,;!?]|\.(?!\w)|$))|\bnicht\s+"
             + _V.format("old2")
             + r",\s*sondern\s+"
             + _V.format("new2")
-            + r"(?=\s*(?:[,.;!?:]|$))",
+            + r"(?=\s*(?:[,;!?:]|\.(?!\w)|$))",
             _F,
         ),
     ),
@@ -341,6 +368,8 @@ _OWN = {
         registration|licence|license|passport|id)\b|
         (?:home\s+)?addr(?:ess)?|iban|pw|passport|ssn|personal\s+number|
         (?:the|that)\s+(?:[\w'-]+\s+){0,2}?thing|
+        the\s+(?:stuff|things?|bits?)\s+(?:from|about|on)|i\s+never\s+(?:had|was|did|said)|
+        the\s+[\w'-]+'s\s+(?:name|number|address|email|phone)|
         (?:that|this|those|these)\s+(?:\w+[\s-]){0,3}?(?:code|number|numbers|thing|things|bit|
         stuff|rant|chat|verdict|conclusion|idea|guess|name|password|pin|address|info|detail|
         details|story|part)s?)\b""",
@@ -358,6 +387,7 @@ _OWN = {
         (?:ce|cette|ces)\s+\w+|le\s+truc|tout\s+ce\s+que|les\s+deux|
         (?:tout|toute|tous|toutes)\s+(?:la|le|les|l')|
         (?:son|sa|ses|leur)\s+(?:\w+\s+)?(?:adresse|num[ée]ro|t[ée]l[ée]phone|code|date)|
+        je\s+n'ai\s+jamais|
         (?:le|la|les)\s+(?:\w+\s+){0,2}?(?:num[ée]ros?|codes?|mot\s+de\s+passe|adresses?|
         comptes?|iban|passeport))\b""",
         _F,
@@ -365,7 +395,8 @@ _OWN = {
     "de": re.compile(
         r"""\b(?:mein|meine|meinen|meinem|meiner|mir|mich|von\s+mir|ich\s+(?:dir|ihnen)|
         (?:diese|dieser|dieses|diesen)\s+\w+|(?:das|die)\s+(?:ganze|zwei|beiden)|
-        alles\s+(?:über|zu|von)|(?:\w+-)?(?:nummer|code|pin|passwort|adresse|iban|konto)\b)""",
+        alles\s+(?:über|zu|von)|(?:\w+-)?(?:nummer|code|pin|passwort|adresse|iban|konto)\b|
+        ich\s+(?:hatte|war|habe)\s+nie)""",
         _F,
     ),
 }
@@ -407,7 +438,8 @@ _NARRATED = re.compile(
     _F,
 )
 _MODAL = re.compile(
-    r"\b(?:can|could|would|will)\s+(?:you|u)\b|\b(?:puedes|podr[ií]as|peux-tu|pourrais|kannst|k[öo]nntest)\b",
+    r"\b(?:can|could|would|will)\s+(?:you|u)\b|^\s*mind\b|\b(?:puedes|podr[ií]as|peux-tu|tu\s+peux|"
+    r"pourrais|kannst|k[öo]nntest)\b",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"[^.!?…]+(?:[.!?…]+|$)")
