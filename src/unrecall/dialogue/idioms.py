@@ -483,10 +483,11 @@ def find(turn: str, language: str, context: str | None = None) -> str | None:
 
 def dangling(turn: str, language: str) -> bool:
     """True when the turn makes a removal request whose object is only a
-    pronoun or nothing ("please bin it", "Tu peux l'oublier ?")."""
-    if _NEVER_MIND.search(turn) or _find(turn, language) is not None:
-        return False
+    pronoun or nothing ("please bin it", "Tu peux l'oublier ?"). Meant for a
+    turn in which ``find`` found no object (it does not look again)."""
     patterns = (*_IDIOMS.get(language, ()), _BACK_REFERENCE.get(language))
+    if _NEVER_MIND.search(turn) or not any(p is not None and p.search(turn) for p in patterns):
+        return False
     for sentence in _sentences(turn):
         if any(
             p is not None

@@ -1249,9 +1249,10 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
 
 
 def points_back(text: str) -> bool:
-    """True when the turn asks to forget something it names only by a
-    pronoun or not at all ("yes. please bin it"): its object was said in
-    the user's previous turn (pass that as ``detect``'s ``context``)."""
+    """True when a turn ``detect`` found no request in asks to forget
+    something it names only by a pronoun or not at all ("yes. please bin
+    it"): its object was said in the user's previous turn (pass that as
+    ``detect``'s ``context``)."""
     turn = text.translate(_APOSTROPHES)
     return bool(turn.strip()) and idioms.dangling(turn, _ranked(turn)[0].code)
 
