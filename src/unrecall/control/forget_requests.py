@@ -75,7 +75,7 @@ from unrecall.control.request_parts import (
 )
 from unrecall.control.targeting import matchers, matching_memories, matching_turns, semantic
 from unrecall.dialogue.idioms import conclusion
-from unrecall.dialogue.requests import ForgetRequest, topic_categories
+from unrecall.dialogue.requests import ABOUT_TOPIC, ForgetRequest, topic_categories
 from unrecall.dialogue.windows import names_last_session, names_weekday, window
 from unrecall.errors import InvalidInput
 from unrecall.recall.categories import categories
@@ -110,10 +110,6 @@ NEAR_DUPLICATE = 0.85
 # the topic alone gives about 0.3: "Margaret's memory" ~ "Margaret's NI number").
 TOPIC_MIN = 0.3
 WINDOW_TOPIC_MIN = 0.4
-_ABOUT_TOPIC = re.compile(
-    r"\b(?:about|regarding|concerning|sobre|acerca\s+de|sur|à\s+propos\s+de|über)\s+(.+)$",
-    re.IGNORECASE,
-)
 # An assistant memory this soon after a removed one, naming its values, echoes it.
 ECHO_SECONDS = 3600.0
 REPLY_SHARED = 2  # content words an assistant reply shares with a forgotten memory
@@ -585,7 +581,7 @@ class RequestExecutor:
                 chosen = [t for t in turns if span and span[0] <= t.at < span[1]]
         rows = self.storage.memories_by_id(self.storage.derived([t.id for t in chosen]))
         rows = [r for r in rows if tenant.covers(r)]
-        about = _ABOUT_TOPIC.search(request.target)
+        about = ABOUT_TOPIC.search(request.target)
         topics = topics_of(request)
         if about and window(about.group(1), at) is not None and not topics:
             about = None  # "about last Saturday" is the window, not a topic

@@ -112,10 +112,14 @@ def owned_by(text: str, owner: str | None) -> bool:
 
 # "my card", "mi tarjeta": a slot the user owns, next to the possessive
 # (not "my wife Elena's card").
+_PEOPLE = (
+    r"(?:wife|husband|partner|mum|mom|mother|dad|father|sister|brother|son|daughter|friend|boss|"
+    r"colleague|neighbour|neighbor|aunt|uncle|cousin|mujer|esposa|marido|madre|padre|hermana|"
+    r"hermano|hija|hijo|amig[oa]|femme|mari|mère|père|sœur|frère|fille|fils|ami|amie|frau|mann|"
+    r"mutter|vater|schwester|bruder|tochter|sohn|freund\w*)"
+)
 _MY_SLOT = re.compile(
-    r"\b(?:my|mi|mis|mon|ma|mes|mein\w*)\s+(?!(?:wife|husband|partner|mum|mom|mother|dad|"
-    r"father|sister|brother|son|daughter|friend|boss|colleague|mujer|esposa|marido|madre|padre|"
-    r"hermana|hermano|femme|mari|mère|père|sœur|frère|frau|mann|mutter|vater|schwester|bruder)\b)",
+    rf"\b(?:my|mi|mis|mon|ma|mes|mein\w*)\s+(?!{_PEOPLE}\b)",
     re.IGNORECASE,
 )
 
@@ -124,13 +128,7 @@ _SPEAKER = re.compile(
     r"\b(?:i|i'm|i've|i'd|i'll|me|we|we're|us|yo|me|nosotros|je|j'|moi|nous|ich|mich|mir|wir)\b",
     re.IGNORECASE,
 )
-_KIN = re.compile(
-    r"\b(?:my|mi|mon|ma|mein\w*)\s+(?:wife|husband|partner|mum|mom|mother|dad|father|sister|"
-    r"brother|son|daughter|friend|boss|colleague|neighbour|neighbor|aunt|uncle|cousin|"
-    r"madre|padre|hermana|hermano|hija|hijo|amig[oa]|mère|père|sœur|frère|fille|fils|ami|amie|"
-    r"mutter|vater|schwester|bruder|tochter|sohn|freund\w*)\b",
-    re.IGNORECASE,
-)
+_KIN = re.compile(rf"\b(?:my|mi|mis|mon|ma|mes|mein\w*)\s+{_PEOPLE}\b", re.IGNORECASE)
 
 
 def about_someone_else(text: str) -> bool:

@@ -1291,7 +1291,7 @@ def classify(target: str, language: str = "en") -> str:
     if lang.inference.search(target):
         return "inferential"
     has_time = bool(lang.temporal.search(target)) or window(target, 0.0) is not None
-    about = _ABOUT.search(target)
+    about = ABOUT_TOPIC.search(target)
     # "anything about my finances from last month": a topic, dated ("what I
     # said about work yesterday" is what was said then)
     if (
@@ -1312,7 +1312,8 @@ def classify(target: str, language: str = "en") -> str:
     return "factual"
 
 
-_ABOUT = re.compile(
+# "... about X": the topic a request names (group 1), in four languages.
+ABOUT_TOPIC = re.compile(
     r"\b(?:about|regarding|concerning|sobre|acerca\s+de|sur|à\s+propos\s+de|über)\s+(.+)$",
     re.IGNORECASE,
 )
