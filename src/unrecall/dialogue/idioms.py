@@ -605,23 +605,23 @@ def _find(turn: str, language: str) -> str | None:
         hits += [(m, False) for m in [back.search(sentence)] if m]
         for m, object_after in hits:
             after = _tidy(m.groupdict().get("o") or "") if object_after else ""
+            before = _tidy(sentence[: m.start()])
             candidates = [
                 phrase
-                for phrase in (after, _tidy(sentence[: m.start()]), *earlier)
+                for phrase in (after, before, *earlier)
                 if phrase
                 and not _PRONOUN_ONLY.match(phrase)
                 and own.search(phrase)
                 and not _NARRATED.search(phrase)
                 and not _OTHER_TASK.search(phrase)
             ]
-            same = [c for c in candidates if c in (after, _tidy(sentence[: m.start()]))]
+            if candidates and candidates[0] in (after, before):
+                return candidates[0]
             # in earlier sentences, the user's own ("mi RUT") before a mere
-            # reference ("lo de la beca")
-            strong = [c for c in candidates if _MINE[language].search(c)]
-            if same:
-                return same[0]
-            if strong:  # "y otra cosa, ¿pa qué guardai mi RUT" -> "mi RUT"
-                return _tidy(strong[0][_MINE[language].search(strong[0]).start() :])
+            # reference ("lo de la beca"), from the possessive on
+            mine = next((m for c in candidates if (m := _MINE[language].search(c))), None)
+            if mine is not None:
+                return _tidy(mine.string[mine.start() :])
             if candidates:
                 return candidates[0]
             # "tues night. nuke it.": a time alone names what was said then
