@@ -74,10 +74,16 @@ def names_last_session(phrase: str) -> bool:
 def names_weekday(phrase: str) -> bool:
     """True when the phrase names a day of the week ("Friday night"): a day
     that comes back every week, unlike "yesterday"."""
-    words = re.findall(r"\w+", phrase.casefold().translate(_FOLD))
     return any(
-        _ABBREVIATED.get(w, re.sub(_DE_DAYTIME, "", w)) in _WEEKDAYS for w in words
+        _weekday(w) is not None for w in re.findall(r"\w+", phrase.casefold().translate(_FOLD))
     )
+
+
+def _weekday(word: str) -> int | None:
+    """The weekday a folded word names (0 = Monday), or None. "Samstagnacht",
+    "Freitagabend", "tues", "thurs" count; "sat", "sun", "wed" and "mon" do not
+    (English and French words of their own)."""
+    return _WEEKDAYS.get(_ABBREVIATED.get(word, re.sub(_DE_DAYTIME, "", word)))
 
 
 def window(phrase: str, at: float) -> tuple[float, float] | None:
@@ -159,11 +165,9 @@ def window(phrase: str, at: float) -> tuple[float, float] | None:
     if re.search(r"\bthe\s+other\s+day\b|\bel\s+otro\s+dia|\bl'autre\s+jour|\bneulich", text):
         return span(today - 7 * _DAY, today)
     for word in re.findall(r"\w+", text):
-        # "Samstagnacht", "Freitagabend"; "tues", "thurs" (not "sat", "sun",
-        # "wed" or "mon": English and French words of their own)
-        word = _ABBREVIATED.get(word, re.sub(_DE_DAYTIME, "", word))
-        if word in _WEEKDAYS:
-            back = (today.weekday() - _WEEKDAYS[word]) % 7 or 7
+        weekday = _weekday(word)
+        if weekday is not None:
+            back = (today.weekday() - weekday) % 7 or 7
             day = today - timedelta(days=back)
             return span(day, day + _DAY)
     return None
