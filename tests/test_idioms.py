@@ -69,6 +69,10 @@ def test_a_request_split_over_two_turns_takes_the_first_turns_object(mem: Memory
     assert req.count >= 1
     assert "dementia" not in held(mem)
     assert "porto" in recalled(mem, "where does my sister live")
+    # the pointing-back turn went with the request, from every file
+    assert "mum's diagnosis" not in held(mem)
+    assert mem.verify_erased(["dementia", "mum's diagnosis"]).clean
+    assert "dementia" not in str(mem.history(report.requests[0].request_turn, user_id="dana"))
 
 
 def test_a_pointing_back_turn_after_a_statement_of_its_own_is_not_split(mem: Memory) -> None:

@@ -296,7 +296,8 @@ class RequestExecutor:
             self.control.audit.record(
                 tenant.key,
                 "forget_request",
-                [*report.removed, *report.rewritten, *report.created, turn.uid],
+                [*report.removed, *report.rewritten, *report.created, turn.uid]
+                + ([reference.uid] if reference is not None else []),
                 {
                     "kind": request.kind,
                     "language": request.language,
