@@ -70,3 +70,17 @@ def test_single_facts_stay_whole(text: str) -> None:
 )
 def test_split_clauses_name_what_they_lean_on(text: str, clauses: list[str]) -> None:
     assert split_clauses(text) == clauses
+
+
+@pytest.mark.parametrize(
+    "text, clauses",
+    [
+        # a day's ordinal dot before a month name does not end a sentence
+        ("Nächste Kontrolle am 19. Mai. Bin raus.", ["Nächste Kontrolle am 19. Mai.", "Bin raus."]),
+        ("Ab 1. Januar fängt Dariusz an.", ["Ab 1. Januar fängt Dariusz an."]),
+        # nor does the last dot of a dotted date before a lowercase word
+        ("Di 11.11. um 9:30 TÜV. Danach frei.", ["Di 11.11. um 9:30 TÜV.", "Danach frei."]),
+    ],
+)
+def test_dotted_dates_stay_in_their_sentence(text: str, clauses: list[str]) -> None:
+    assert split_clauses(text) == clauses

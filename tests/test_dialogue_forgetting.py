@@ -135,6 +135,15 @@ def test_assistant_copies_and_echoes_go_with_the_fact(mem: Memory) -> None:
     assert any(t["text"] == ECHO_REDACTED for t in mem.export(user_id=U)["turns"])
 
 
+def test_an_echo_of_a_name_written_in_lowercase_goes_with_the_fact(mem: Memory) -> None:
+    say(mem, "user", "i have the biggest crush on tama from bio, he sits behind me")
+    say(mem, "assistant", "Haha, Tama from bio is a big deal then")
+    say(mem, "user", "My lab partner is Hemi.")
+    say(mem, "user", "pls forget the tama thing, he has a gf", session="s2")
+    assert "tama" not in held(mem)
+    assert "hemi" in held(mem)
+
+
 def test_relearning_after_a_forget(mem: Memory) -> None:
     say(mem, "user", "My PIN is 1357.")
     say(mem, "user", "Forget my PIN 1357.", session="s2")

@@ -89,7 +89,7 @@ from unrecall.recall.lexical import (
     content_words,
     text_keys,
 )
-from unrecall.recall.names import mentions, name_keys
+from unrecall.recall.names import echoed_names, mentions, name_keys
 from unrecall.records import ACTIVE, STATES, ForgetReport
 from unrecall.storage.base import MemoryRow, TurnRow
 
@@ -200,7 +200,8 @@ class RequestExecutor:
 
     def repeats(self, tenant: Tenant, session: str | None, text: str) -> list[int]:
         """Internal ids of this session's user memories an assistant message
-        repeats (same identifier or name keys, or most of the content words)."""
+        repeats (same identifier or name keys, a name the user wrote in
+        lowercase, or most of the content words)."""
         recent = self._said.get((tenant.key, session))
         if not recent:
             return []
@@ -209,7 +210,11 @@ class RequestExecutor:
             r.id
             for r in self.storage.memories_by_id(recent)
             if r.state == ACTIVE
-            and ((keys & text_keys(r.text)) or content_overlap(text, r.text) >= _COPY_OVERLAP)
+            and (
+                (keys & text_keys(r.text))
+                or content_overlap(text, r.text) >= _COPY_OVERLAP
+                or echoed_names(text, r.text)
+            )
         ]
 
     def link(self, tenant: Tenant, memory_ids: list[int], turn_uid: str) -> None:
@@ -254,7 +259,10 @@ class RequestExecutor:
                 if more:
                     plan.values.append(ident)
                     rewritten += more
-            said = plan.values + self._salient(removed + rewritten)
+            gone = removed + rewritten
+            gone_ids = {r.id for r in gone}
+            survivors = [r.text for r in self._memories(tenant, STATES) if r.id not in gone_ids]
+            said = plan.values + self._salient(gone, survivors)
             if request.kind == "inferential":  # "that thing you said about depression"
                 said += shared_words(text, removed + rewritten)
             # A replacement's clause with the new value stays unless it says
@@ -803,14 +811,21 @@ class RequestExecutor:
         return " ".join([marker, *kept]), kept
 
     @staticmethod
-    def _salient(rows: list[MemoryRow]) -> list[str]:
-        """Names, numbers and identifiers of deleted memories, for the echo guard."""
+    def _salient(rows: list[MemoryRow], survivors: Sequence[str] = ()) -> list[str]:
+        """Names, numbers and identifiers of deleted memories, to cut from the
+        request turn. A capitalised word that surviving memories also hold
+        ("Kalk" of "FitX Kalk", where the taxi firm is in Kalk too; any German
+        noun) is context, not what was forgotten: the clause saying it stays."""
+        held = {w.casefold() for text in survivors for w in re.findall(r"[\w'-]+", text)}
         out: list[str] = []
         for row in rows:
             out += re.findall(r"\b\d[\d,.:/-]*\d\b|\b\d\b", row.text)
             out += [
                 w
                 for i, w in enumerate(re.findall(r"[\w'-]+", row.text))
-                if i > 0 and w[:1].isupper() and w.casefold() not in STOPWORDS
+                if i > 0
+                and w[:1].isupper()
+                and w.casefold() not in STOPWORDS
+                and w.casefold() not in held
             ]
         return out

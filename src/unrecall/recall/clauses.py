@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from unrecall.recall.dates import DAY_MONTHS
+
 _VERBS = frozenset(
     """is are was were am be been has have had 's 're 'm 've 'd lives lived live works worked
     work likes liked like loves loved love prefers preferred prefer uses used use drives drove
@@ -34,6 +36,10 @@ _VERBS = frozenset(
 _ABBREVIATIONS = re.compile(
     r"\b(?:Dr|Mr|Mrs|Ms|Prof|St|Jr|Sr|Mt|Ave|Rd|No|vs|etc|approx|e\.g|i\.e)\.$", re.IGNORECASE
 )
+# "19. Mai", "1. Januar": a day's ordinal dot before a month name.
+_ORDINAL_END = re.compile(r"(?:^|\s)\d{1,2}\.$")
+_MONTH_START = re.compile(rf"(?:{DAY_MONTHS})\b", re.IGNORECASE)
+_DOTTED_DATE_END = re.compile(r"\b\d{1,2}\.\d{1,2}\.$")
 _SUBJECT_PRONOUNS = {"he", "she", "they", "it"}
 _ADVERBS = frozenset("now also then still currently recently later usually often never".split())
 # A piece opening with one of these has its own subject: "I see my therapist".
@@ -77,10 +83,15 @@ def _is_clause(piece: str) -> bool:
 
 
 def _sentences(text: str) -> list[str]:
-    """Sentences, without breaking after titles such as "Dr." or "Mrs."."""
+    """Sentences, without breaking after titles such as "Dr." or "Mrs." or
+    inside a dotted date ("am 19. Mai", "Di 11.11. um 9:30")."""
     out: list[str] = []
     for part in _SENTENCE.split(text.strip()):
-        if out and _ABBREVIATIONS.search(out[-1]):
+        if out and (
+            _ABBREVIATIONS.search(out[-1])
+            or (_ORDINAL_END.search(out[-1]) and _MONTH_START.match(part))
+            or (_DOTTED_DATE_END.search(out[-1]) and part[:1].islower())
+        ):
             out[-1] = f"{out[-1]} {part}"
         else:
             out.append(part)

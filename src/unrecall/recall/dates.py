@@ -54,7 +54,8 @@ def latest_date(text: str) -> tuple[int, int, int] | None:
     return max(found) if found else None
 
 
-_DAY_MONTHS = (
+# Month names and abbreviations in en/es/fr/de, as one alternation.
+DAY_MONTHS = (
     r"january|february|march|april|may|june|july|august|september|october|november|december|"
     r"jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec|"
     r"enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|"
@@ -62,8 +63,8 @@ _DAY_MONTHS = (
     r"octobre|novembre|d[ée]cembre|januar|februar|m[äa]rz|juni|juli|oktober|dezember"
 )
 _DAY = re.compile(
-    rf"""\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:of\s+|de\s+)?(?:{_DAY_MONTHS})\b
-    |\b(?:{_DAY_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?\b
+    rf"""\b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\.?\s+(?:of\s+|de\s+)?(?:{DAY_MONTHS})\b
+    |\b(?:{DAY_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?\b
     |\bthe\s+\d{{1,2}}(?:st|nd|rd|th)\b""",
     re.IGNORECASE | re.VERBOSE,
 )

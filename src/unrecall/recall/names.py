@@ -247,6 +247,19 @@ def name_keys(text: str) -> set[str]:
     return {k for m in mentions(text) for k in m.keys}
 
 
+def echoed_names(reply: str, said: str) -> list[str]:
+    """Names in ``reply`` that ``said`` wrote without capitals ("Tama from
+    bio" after "a crush on tama from bio"). A reply's first word is
+    capitalised anyway, so only names inside a sentence count."""
+    said_words = {_fold(w) for w in re.findall(r"[^\W\d_]+", said)}
+    return [
+        reply[m.start : m.end]
+        for m in mentions(reply)
+        if reply[: m.start].rstrip(" \"'(")[-1:] not in ("", ".", "!", "?", ":")
+        and all(p in said_words for p in m.parts)
+    ]
+
+
 def query_name_keys(text: str) -> set[str]:
     """Every name key of a query (stored keys plus Latin skeletons)."""
     return {k for m in mentions(text, query=True) for k in m.keys}
