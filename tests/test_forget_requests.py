@@ -255,3 +255,28 @@ def test_long_turns_stay_fast() -> None:
     for turn in turns:
         detect(turn)
     assert time.perf_counter() - start < 2.0
+
+
+@pytest.mark.parametrize(
+    "text, kind, target",
+    [
+        ("im not at boba bus anymore!! started at the cinema", "factual", "at boba bus"),
+        ("i dont work at boba bus anymore", "factual", "work at boba bus"),
+        ("dont keep my pin pls", "factual", "my pin"),
+    ],
+)
+def test_english_chat_shorthand_is_read(text: str, kind: str, target: str) -> None:
+    found = detect(text)
+    assert found is not None and (found.kind, found.target) == (kind, target)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "u r the best, i forgot my keys lol",
+        "Bin jetzt im Boxclub Ringfrei in Kalk, Di und Do.",  # German "im" is no "I'm"
+        "dont delete the branch in git pls, i need it",
+    ],
+)
+def test_chat_shorthand_makes_no_request(text: str) -> None:
+    assert detect(text) is None

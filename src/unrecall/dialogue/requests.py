@@ -1193,6 +1193,31 @@ _DE = _Language(
 _TABLES: tuple[_Language, ...] = (_EN, _ES, _FR, _DE)
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
 
+# English chat shorthand, spelled out before an English turn is read ("im not
+# at boba bus anymore", "dont keep my pin pls"): the tables then need one
+# spelling of each word. Only words no other word is written as; German "im"
+# and Spanish "u" are never touched (English turns only).
+_CHAT = {
+    "im": "i'm", "ive": "i've", "ill": "i'll", "dont": "don't", "doesnt": "doesn't",
+    "didnt": "didn't", "cant": "can't", "wont": "won't", "isnt": "isn't", "wasnt": "wasn't",
+    "arent": "aren't", "havent": "haven't", "shouldnt": "shouldn't", "wouldnt": "wouldn't",
+    "thats": "that's", "whats": "what's", "theres": "there's", "youre": "you're",
+    "u": "you", "ur": "your", "r": "are", "pls": "please", "plz": "please", "plss": "please",
+    "abt": "about", "bc": "because", "cuz": "because", "coz": "because", "w/": "with",
+    "smth": "something", "sth": "something", "tho": "though", "thru": "through",
+    "rn": "right now", "wanna": "want to", "gotta": "have to", "yr": "your", "ppl": "people",
+}  # fmt: skip
+_CHAT_WORD = re.compile(
+    r"(?<![\w'])(" + "|".join(re.escape(w) for w in sorted(_CHAT, key=len, reverse=True))
+    + r")(?![\w'])",
+    re.IGNORECASE,
+)
+
+
+def _spelled_out(turn: str) -> str:
+    """An English turn with its chat shorthand spelled out (see ``_CHAT``)."""
+    return _CHAT_WORD.sub(lambda m: _CHAT[m.group(1).casefold()], turn)
+
 
 def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     """Read one user turn and return the forget request it makes, or None.
@@ -1208,9 +1233,11 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     """
     if not text or not text.strip():
         return None
-    turn = text.translate(_APOSTROPHES)
-    ranked = _ranked(turn)
+    raw = text.translate(_APOSTROPHES)
+    ranked = _ranked(raw)
+    english = _spelled_out(raw)
     for lang in ranked:
+        turn = english if lang.code == "en" else raw
         found = _replacement(lang, turn) or _rule_match(lang, turn)
         # "strike the second paragraph of my letter": an edit, not a memory
         if found is not None and not idioms.edits_a_text(found.target):
@@ -1218,6 +1245,7 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
     # Words the tables do not know ("bin it", "Weg damit"): the turn's own
     # language only, so an English idiom never reads a French turn.
     lang = ranked[0]
+    turn = english if lang.code == "en" else raw
     fixed = idioms.correction(turn, lang.code)
     if fixed is not None:  # "I read it wrong, it's the 19th, not the 12th"
         return ForgetRequest("replacement", lang.code, fixed[0], new_value=fixed[1])
@@ -1254,7 +1282,9 @@ def points_back(text: str) -> bool:
     it"): its object was said in the user's previous turn (pass that as
     ``detect``'s ``context``)."""
     turn = text.translate(_APOSTROPHES)
-    return bool(turn.strip()) and idioms.dangling(turn, _ranked(turn)[0].code)
+    code = _ranked(turn)[0].code
+    turn = _spelled_out(turn) if code == "en" else turn
+    return bool(turn.strip()) and idioms.dangling(turn, code)
 
 
 def _with_second(lang: _Language, turn: str, first: ForgetRequest) -> ForgetRequest:
