@@ -75,7 +75,7 @@ from unrecall.control.request_parts import (
 )
 from unrecall.control.targeting import matchers, matching_memories, matching_turns, semantic
 from unrecall.dialogue.idioms import conclusion
-from unrecall.dialogue.requests import ABOUT_TOPIC, ForgetRequest, topic_categories
+from unrecall.dialogue.requests import ABOUT_TOPIC, ForgetRequest, spelled_out, topic_categories
 from unrecall.dialogue.windows import names_last_session, names_weekday, window
 from unrecall.errors import InvalidInput
 from unrecall.recall.categories import categories
@@ -804,7 +804,8 @@ class RequestExecutor:
                 if without(without(rest, [new]) or "", values) is None:
                     kept.append(rest)
                 continue
-            if without(clause, values) is not None:
+            read = spelled_out(clause) if request.language == "en" else clause
+            if without(clause, values) is not None or without(read, values) is not None:
                 continue  # holds a forgotten value or names the target
             if not is_request_clause(clause):
                 kept.append(clause)

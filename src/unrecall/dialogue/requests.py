@@ -1214,8 +1214,9 @@ _CHAT_WORD = re.compile(
 )
 
 
-def _spelled_out(turn: str) -> str:
-    """An English turn with its chat shorthand spelled out (see ``_CHAT``)."""
+def spelled_out(turn: str) -> str:
+    """An English turn with its chat shorthand spelled out (see ``_CHAT``):
+    the form English targets are read from."""
     return _CHAT_WORD.sub(lambda m: _CHAT[m.group(1).casefold()], turn)
 
 
@@ -1235,7 +1236,7 @@ def detect(text: str, context: str | None = None) -> ForgetRequest | None:
         return None
     raw = text.translate(_APOSTROPHES)
     ranked = _ranked(raw)
-    english = _spelled_out(raw)
+    english = spelled_out(raw)
     for lang in ranked:
         turn = english if lang.code == "en" else raw
         found = _replacement(lang, turn) or _rule_match(lang, turn)
@@ -1283,7 +1284,7 @@ def points_back(text: str) -> bool:
     ``detect``'s ``context``)."""
     turn = text.translate(_APOSTROPHES)
     code = _ranked(turn)[0].code
-    turn = _spelled_out(turn) if code == "en" else turn
+    turn = spelled_out(turn) if code == "en" else turn
     return bool(turn.strip()) and idioms.dangling(turn, code)
 
 
