@@ -4,13 +4,17 @@ their look-alikes, and requests whose object was said in the previous turn."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from test_dialogue_forgetting import DAY, T0, held, recalled, say
 
 from unrecall import Memory
+from unrecall.bench.unlearning import load_suite
 from unrecall.dialogue.requests import detect, points_back
 from unrecall.dialogue.windows import window
+
+DEV3 = Path(__file__).parents[1] / "src/unrecall/bench/data/unlearning_dev3.json"
 
 
 @pytest.mark.parametrize(
@@ -390,6 +394,18 @@ def test_signs_of_a_condition_are_a_conclusion_to_take_back(mem: Memory) -> None
         at=T0 + DAY,
     )
     assert "depression" not in recalled(mem, "depression")
+
+
+def test_every_hedged_clause_of_the_reply_naming_the_conclusion_goes(mem: Memory) -> None:
+    # dev3's d01 up to its request r2: "... can be signs of depression" had
+    # stayed beside the removed "if you've been feeling depressed ..."
+    dialogue = next(d for d in load_suite(DEV3).dialogues if d.id == "d01-jaz-auckland")
+    for turn in dialogue.turns:
+        say(mem, turn.role, turn.text, session=turn.session_id, at=turn.timestamp)
+        if turn.request == "r2" and turn.role == "user":
+            break
+    assert "depress" not in held(mem)
+    assert "netball" in held(mem)
 
 
 def test_owner_of_a_slot_is_read_with_the_possessive_pattern() -> None:

@@ -525,12 +525,25 @@ class RequestExecutor:
         best = int(scores.argmax())
         if float(scores[best]) < CONCLUSION_MIN:
             return []
-        # beyond the best, only other hedged statements nearly as close
+        # beyond the best, only other hedged statements nearly as close, or
+        # hedged clauses of the same reply naming what the request names
+        # ("... can be signs of depression" beside "if you've been depressed")
+        sources = self.storage.sources([r.id for r in pool])
+        reply = {t.id for t in sources[pool[best].id]}
+        named = long_stems(f"{probe} {claim}")
+        same_reply = {
+            r.id
+            for r in pool
+            if reply & {t.id for t in sources[r.id]} and named & long_stems(r.text)
+        }
         return [
             pool[i]
             for i in range(len(pool))
             if i == best
-            or (scores[i] >= scores[best] - SLOT_MARGIN and _HEDGE.search(pool[i].text))
+            or (
+                _HEDGE.search(pool[i].text)
+                and (scores[i] >= scores[best] - SLOT_MARGIN or pool[i].id in same_reply)
+            )
         ]
 
     def _match_value(self, tenant: Tenant, value: str) -> tuple[list[MemoryRow], str]:
