@@ -20,6 +20,7 @@ from unrecall.control.audit import AuditCheck, AuditLog
 from unrecall.control.erasure import ErasureReport, scan_files
 from unrecall.control.forget_requests import RequestExecutor
 from unrecall.control.operations import ControlPlane, NewTurn, Tenant
+from unrecall.control.trails import BUDGET, TrailForgetter
 from unrecall.dialogue.requests import detect, points_back
 from unrecall.errors import InvalidInput, NotFound
 from unrecall.recall.clauses import split_clauses
@@ -97,6 +98,7 @@ class Memory:
         self.audit = AuditLog(self.storage, self.storage.secret_key())
         self.control = ControlPlane(self.storage, self.recall, self.audit)
         self.requests = RequestExecutor(self.control)
+        self.trails = TrailForgetter(self.control)
 
     def __enter__(self) -> Memory:
         return self
@@ -497,6 +499,40 @@ class Memory:
         """Hard-delete what ``target`` names, in every state and every copy
         (turns, indexes, WAL). Matches by id or exact phrase only."""
         return self.control.purge(self._existing(user_id, agent_id, None), self._target(target))
+
+    def forget(
+        self,
+        request: str,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        budget: int = BUDGET,
+    ) -> ForgetReport:
+        """Forget a fact and the trail it could be pieced together from.
+
+        ``request`` says the fact the way a user would ("forget that the firm
+        we hired belongs to our CFO's wife"). The memories stating it go,
+        with the evidence that links its entities (entity expansion over one
+        and two hops, with similarity; at most ``budget`` evidence turns),
+        each source turn deleted with closure, in one transaction, physically
+        erased. The report holds ids and counts only, and in ``residual`` the
+        ids of surviving memories that still connect the request's entities.
+        """
+        request = check_text(request, "request", self.max_text_chars)
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+            raise InvalidInput("budget must be a non-negative integer")
+        return self.trails.forget(self._existing(user_id, agent_id, None), request, budget)
+
+    def residual(
+        self, request: str, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[MemoryItem]:
+        """Surviving memories that still connect the entities ``request``
+        names: what a reader could still piece the fact together from."""
+        request = check_text(request, "request", self.max_text_chars)
+        tenant = self._tenant(user_id, agent_id, None)
+        if tenant is None:
+            return []
+        return self._items(tenant, self.trails.residual(tenant, request))
 
     def set_expiry(
         self,

@@ -60,7 +60,9 @@ class ForgetReport:
     ``removed`` are the memories deleted whole, ``rewritten`` those a value
     was cut out of (or replaced in), ``created`` their successors and the
     memories kept from the request turn, which is stored redacted as
-    ``request_turn``.
+    ``request_turn``. A trail-aware forget (``Memory.forget``, kind
+    ``trail``) stores no request turn and lists in ``residual`` the ids of
+    surviving memories that still connect the request's entities.
     """
 
     kind: str
@@ -72,6 +74,7 @@ class ForgetReport:
     created: list[str]
     turns_removed: int
     request_turn: str
+    residual: list[str] = field(default_factory=list)
 
     @property
     def count(self) -> int:

@@ -1386,6 +1386,12 @@ _LOANWORDS = frozenset(
 )
 
 
+def language_of(text: str) -> str:
+    """The language (one of :data:`LANGUAGES`) whose function words dominate
+    ``text``; English on a tie."""
+    return _ranked(text)[0].code
+
+
 def _ranked(turn: str) -> list[_Language]:
     # Function-word votes order the tables; ties keep English first.
     tokens = re.findall(r"[\w']+", turn.casefold())

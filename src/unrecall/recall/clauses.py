@@ -65,11 +65,13 @@ def _tokens(text: str) -> list[str]:
     return [t.casefold().replace("’", "'") for t in _WORD.findall(text)]
 
 
+def looks_like_verb(token: str) -> bool:
+    """A common verb form or a past participle ("paid", "booked")."""
+    return token in _VERBS or (len(token) > 4 and token.endswith("ed"))
+
+
 def _verb_at(tokens: list[str]) -> int | None:
-    return next(
-        (i for i, t in enumerate(tokens) if t in _VERBS or (len(t) > 4 and t.endswith("ed"))),
-        None,
-    )
+    return next((i for i, t in enumerate(tokens) if looks_like_verb(t)), None)
 
 
 def _is_clause(piece: str) -> bool:

@@ -1,0 +1,284 @@
+"""The entity graph: who and what the memories name, and how they connect.
+
+A secret is rarely said once: "the firm we hired belongs to our CFO's wife"
+can be pieced together from a contract, an ownership filing and a dinner
+invitation, none of which says it. Similar wording does not reach that
+evidence; the entities it shares with the request do. The graph is built
+from stored texts only, so it holds nothing a deletion has removed: each
+entity, alias and edge carries the memory ids it was read from, and a
+memory that goes takes its part of the graph with it (closure).
+
+- **Entities** are names (people, organisations, places, products; see
+  ``names.mentions``) and identifiers. A full name ("Nina Shah") is one
+  entity; a lone part ("Nina") resolves to the one full name that holds it,
+  to the one that shares the text's other entities when several do (a Nina
+  in HR is another Nina), or stays a name of its own.
+- **Aliases** are role references the dialogue established: "Ravi Shah, our
+  CFO" or "our CFO Ravi Shah" make "our cfo" name Ravi Shah; "Ravi and his
+  wife Nina" makes Nina "Ravi's wife", so "our CFO's wife" resolves to her.
+- **Edges** are co-mentions within one memory, with that memory as provenance.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from unrecall.recall.clauses import looks_like_verb
+from unrecall.recall.identifiers import keys as identifier_keys
+from unrecall.recall.names import mentions
+
+# Words that open a role or kin phrase: "our CFO", "my accountant", "his wife".
+_OWNERS = r"(?:our|my|the|their|his|her)"
+# A role: one to three words, stopping before punctuation or a clause word.
+_CLAUSE_WORD = r"(?:is|was|who|and|has|had|to|at|for|in|on|said)\b"
+_ROLE = r"(?P<role>[A-Za-z][\w-]*(?:\s+(?!" + _CLAUSE_WORD + r")[a-z][\w-]*){0,2})"
+_POSSESSOR = re.compile(r"\b(?:our|my|their|his|her|your)$", re.IGNORECASE)
+_SLOT = r"§(?P<{0}>\d+)§"
+_KIN = r"(?P<kin>[a-z]+(?:-in-law)?)"
+# "Ravi Shah, our CFO," / "Ravi Shah is our CFO" / "our CFO, Ravi Shah"
+_ROLE_AFTER = re.compile(
+    _SLOT.format("n")
+    + r"(?:,\s+|\s+(?:is|was|as)\s+)"
+    + _OWNERS
+    + r"\s+"
+    + _ROLE
+    + r"(?=\s*[,.;:!?)]|\s*$|\s+(?:who|and|is|was|has|had|said)\b)"
+)
+_ROLE_BEFORE = re.compile(r"\b(?:our|my|the)\s+" + _ROLE + r",?\s+" + _SLOT.format("n"))
+# "Ravi and his wife Nina" / "Ravi's wife Nina" / "Nina, Ravi's wife"
+_KIN_AND = re.compile(
+    _SLOT.format("a") + r"\s+and\s+(?:his|her|their)\s+" + _KIN + r",?\s+" + _SLOT.format("b")
+)
+_KIN_OF = re.compile(_SLOT.format("a") + r"['’]s\s+" + _KIN + r",?\s+" + _SLOT.format("b"))
+_KIN_APPOSITION = re.compile(
+    _SLOT.format("b") + r",\s+" + _SLOT.format("a") + r"['’]s\s+" + _KIN + r"\b"
+)
+# In a request: "our CFO's wife", "Ravi's wife", "my landlord".
+_REFERENCE = re.compile(
+    r"(?P<head>\b" + _OWNERS + r"\s+[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?|§\d+§)"
+    r"(?P<chain>(?:['’]s\s+[a-z]+(?:-in-law)?)*)"
+)
+
+
+def _fold_role(role: str) -> str:
+    return " ".join(role.casefold().split())
+
+
+@dataclass
+class EntityGraph:
+    """Entities, aliases and co-mention edges of a set of memory texts, each
+    with the ids of the memories it was read from."""
+
+    # entity key -> display name (the longest surface form seen)
+    names: dict[str, str] = field(default_factory=dict)
+    # entity key -> ids of the memories that mention it
+    mentioned_in: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
+    # memory id -> entity keys it mentions
+    entities_of: dict[int, set[str]] = field(default_factory=dict)
+    # "our cfo" / "nina sah|wife" -> entity keys, with provenance
+    aliases: dict[str, dict[str, set[int]]] = field(default_factory=lambda: defaultdict(dict))
+    # frozenset({a, b}) -> ids of the memories that mention both
+    edges: dict[frozenset[str], set[int]] = field(default_factory=lambda: defaultdict(set))
+
+    @classmethod
+    def build(cls, texts: Iterable[tuple[int, str]]) -> EntityGraph:
+        """The graph of ``(memory id, text)`` pairs. Full names are gathered
+        first, so a lone "Nina" anywhere can resolve to "Nina Shah"."""
+        items = list(texts)
+        graph = cls()
+        read = [(mid, text, _read(text)) for mid, text in items]
+        # names seen inside a sentence somewhere: a capitalised first word
+        # is a name only if it is one of them
+        names = {s.key for _, _, spans in read for s in spans if not s.initial}
+        # parts of names said inside a sentence or as a full name ("Ravi"
+        # of "Ravi Shah, our CFO, ..." at a sentence's start)
+        inside = {p for key in names for p in key.split()} | {
+            p
+            for _, _, spans in read
+            for s in spans
+            if len(s.parts) > 1
+            for p in (s.tail.parts if s.tail and looks_like_verb(s.parts[0]) else s.parts)
+        }
+        read = [(mid, text, _known(spans, inside, names)) for mid, text, spans in read]
+        full: dict[str, set[str]] = defaultdict(set)  # part -> full keys holding it
+        for _, _, spans in read:
+            for span in spans:
+                if len(span.parts) > 1:
+                    for part in span.parts:
+                        full[part].add(span.key)
+        for mid, text, spans in read:
+            keys = graph._resolve_spans(spans, full)
+            for span, key in zip(spans, keys, strict=True):
+                if key is None:
+                    continue
+                if len(span.surface) > len(graph.names.get(key, "")):
+                    graph.names[key] = span.surface
+            found = {k for k in keys if k is not None} | {f"id:{k}" for k in identifier_keys(text)}
+            for k in found:
+                graph.names.setdefault(k, k[3:] if k.startswith("id:") else k)
+                graph.mentioned_in[k].add(mid)
+            graph.entities_of[mid] = found
+            for a in found:
+                for b in found:
+                    if a < b:
+                        graph.edges[frozenset((a, b))].add(mid)
+            graph._read_aliases(mid, text, spans, keys)
+        return graph
+
+    @staticmethod
+    def _resolve_spans(spans: list[_Span], full: dict[str, set[str]]) -> list[str | None]:
+        """Entity keys of a text's name spans: a lone part goes to the one
+        full name holding it, or to the one that shares a part with the
+        text's other names ("Ravi and his wife Nina": Nina Shah, not Nina
+        Patel); an ambiguous part stays unresolved (None)."""
+        out: list[str | None] = []
+        for span in spans:
+            owners = full.get(span.parts[0], set()) if len(span.parts) == 1 else set()
+            if len(span.parts) > 1 or not owners:
+                out.append(span.key)
+            else:
+                out.append(next(iter(owners)) if len(owners) == 1 else None)
+        around = {p for key in out if key for p in key.split()}
+        for i, span in enumerate(spans):
+            if out[i] is None:
+                near = [
+                    o for o in full[span.parts[0]] if set(o.split()) & (around - {span.parts[0]})
+                ]
+                out[i] = near[0] if len(near) == 1 else None
+        return out
+
+    def _read_aliases(
+        self, mid: int, text: str, spans: list[_Span], keys: list[str | None]
+    ) -> None:
+        slotted = _slotted(text, spans)
+        for rx in (_ROLE_AFTER, _ROLE_BEFORE):
+            for m in rx.finditer(slotted):
+                key = keys[int(m.group("n"))]
+                if key is not None:
+                    self.aliases[_fold_role(m.group("role"))].setdefault(key, set()).add(mid)
+        for rx in (_KIN_AND, _KIN_OF, _KIN_APPOSITION):
+            for m in rx.finditer(slotted):
+                a, b = keys[int(m.group("a"))], keys[int(m.group("b"))]
+                if a is not None and b is not None:
+                    self.aliases[f"{a}|{m.group('kin')}"].setdefault(b, set()).add(mid)
+
+    def resolve(self, text: str) -> set[str]:
+        """The entities a text (a request, a question) refers to: its names,
+        identifiers and role references ("our CFO's wife") resolved through
+        the aliases the memories established."""
+        known = self._known_parts()
+        spans = _known(_read(text), set(known), set(self.mentioned_in))
+        found: set[str] = set()
+        for span in spans:
+            if span.key in self.mentioned_in:
+                found.add(span.key)
+            elif len(span.parts) == 1 and span.parts[0] in known:
+                found |= known[span.parts[0]]
+        found |= {f"id:{k}" for k in identifier_keys(text) if f"id:{k}" in self.mentioned_in}
+        slotted = _slotted(text, spans)
+        for m in _REFERENCE.finditer(slotted):
+            head = m.group("head")
+            if head.startswith("§"):
+                span = spans[int(head.strip("§"))]
+                heads = (
+                    {span.key} if span.key in self.mentioned_in else known.get(span.parts[0], set())
+                )
+            else:
+                heads = self._role(head)
+            found |= heads  # "our CFO's wife" refers to the CFO too
+            for kin in re.findall(r"['’]s\s+([a-z]+(?:-in-law)?)", m.group("chain")):
+                heads = {b for a in heads for b in self.aliases.get(f"{a}|{kin}", {})}
+                found |= heads
+        return found
+
+    def _role(self, phrase: str) -> set[str]:
+        """Entities a role phrase names ("our CFO", "my accountant")."""
+        role = _fold_role(re.sub(r"^" + _OWNERS + r"\s+", "", phrase, flags=re.IGNORECASE))
+        for words in (role, role.split()[0] if role else ""):
+            if words and words in self.aliases:
+                return set(self.aliases[words])
+        return set()
+
+    def _known_parts(self) -> dict[str, set[str]]:
+        parts: dict[str, set[str]] = defaultdict(set)
+        for key in self.mentioned_in:
+            if not key.startswith("id:"):
+                for p in key.split():
+                    parts[p].add(key)
+        return parts
+
+    def neighbours(self, key: str) -> set[str]:
+        """Entities mentioned together with ``key`` in some memory."""
+        return {k for mid in self.mentioned_in.get(key, ()) for k in self.entities_of[mid]} - {key}
+
+    def memories(self, keys: Iterable[str]) -> set[int]:
+        """Ids of the memories mentioning any of ``keys``."""
+        return {mid for k in keys for mid in self.mentioned_in.get(k, ())}
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    surface: str
+    parts: tuple[str, ...]
+    # a sentence's first word: capitalised anyway, a name only if known
+    initial: bool = False
+    # the span without its first word, for a sentence-initial run
+    tail: _Span | None = None
+
+    @property
+    def key(self) -> str:
+        return " ".join(self.parts)
+
+
+def _read(text: str) -> list[_Span]:
+    """Name spans of a text, longest first where they overlap. A word after
+    "our", "my", "his" ... is a role ("our CFO", "my GP"), not a name."""
+    spans: list[_Span] = []
+    for m in sorted(mentions(text), key=lambda m: (m.start, -(m.end - m.start))):
+        if spans and m.start < spans[-1].end:
+            continue  # "Shah" inside "Ravi Shah"
+        parts = tuple(p for p in m.parts if len(p) > 1)
+        before = text[: m.start].rstrip(" \"'(“")
+        if not parts or (len(parts) == 1 and _POSSESSOR.search(before)):
+            continue
+        initial = not before[-1:].isalnum() and before[-1:] != ","
+        surface = re.sub(r"['’]s$", "", text[m.start : m.end])
+        tail = None
+        if initial and len(parts) > 1 and (gap := re.search(r"[\s-]+", surface)):
+            # "Paid Marco Rossi": the first word may be the sentence's, not the name's
+            tail = _Span(m.start + gap.end(), m.end, surface[gap.end() :], parts[1:])
+        spans.append(_Span(m.start, m.end, surface, parts, initial, tail))
+    return spans
+
+
+def _known(spans: list[_Span], inside: set[str], names: set[str]) -> list[_Span]:
+    """A text's spans without the capitalised first words of its sentences
+    that are no known name ("Booked a room", "Paid Marco Rossi"): ``inside``
+    holds the name parts, ``names`` the names seen inside a sentence."""
+    out = []
+    for span in spans:
+        if span.initial and span.parts[0] not in inside:
+            first = span.surface.split()[0].casefold()
+            if span.tail is None:
+                continue
+            if looks_like_verb(first) or span.tail.key in names:
+                span = span.tail
+        out.append(span)
+    return out
+
+
+def _slotted(text: str, spans: list[_Span]) -> str:
+    """The text with each name span replaced by ``§i§`` (its index)."""
+    out, last = [], 0
+    for i, span in enumerate(spans):
+        # "Ravi's wife": the possessive stays outside the slot
+        possessive = "'s" if re.search(r"['’]s$", text[span.start : span.end]) else ""
+        out += [text[last : span.start], f"§{i}§{possessive}"]
+        last = span.end
+    out.append(text[last:])
+    return "".join(out)

@@ -1,0 +1,88 @@
+"""The entity graph: names, lone parts, role and kin aliases, provenance."""
+
+from __future__ import annotations
+
+from unrecall.recall.entities import EntityGraph
+
+TEXTS = [
+    "Ravi Shah, our CFO, signed off on hiring Arden Advisory for the Q3 review.",
+    "The Q3 contract with Arden Advisory came through today.",
+    "Arden Advisory's filing lists Nina Shah as sole owner.",
+    "Ravi and his wife Nina are hosting the offsite dinner.",
+    "Booked a room at the Arden Hotel for the Leeds trip.",
+    "Nina Patel from HR sent the holiday rota.",
+    "Ravi flies to Pune on Monday.",
+]
+
+
+def graph() -> EntityGraph:
+    return EntityGraph.build(enumerate(TEXTS))
+
+
+def test_full_names_are_entities_with_their_memories() -> None:
+    g = graph()
+    assert g.mentioned_in["arden advisory"] == {0, 1, 2}
+    assert g.mentioned_in["arden hotel"] == {4}  # another Arden
+    assert g.names["arden advisory"] == "Arden Advisory"  # no possessive
+
+
+def test_a_lone_part_resolves_to_the_one_full_name_holding_it() -> None:
+    g = graph()
+    assert "ravi sah" in g.entities_of[6]  # "Ravi flies to Pune"
+
+
+def test_an_ambiguous_part_resolves_by_the_names_beside_it() -> None:
+    # two Ninas; the one beside Ravi Shah is Nina Shah, not Nina Patel
+    assert graph().entities_of[3] == {"ravi sah", "nina sah"}
+
+
+def test_a_sentences_capitalised_first_word_is_no_entity() -> None:
+    assert "buked" not in graph().mentioned_in  # "Booked a room ..."
+
+
+def test_a_word_after_a_possessive_is_a_role_not_a_name() -> None:
+    g = graph()
+    assert "cfo" not in g.mentioned_in
+    assert g.aliases["cfo"] == {"ravi sah": {0}}
+
+
+def test_role_aliases_in_every_word_order() -> None:
+    for text in (
+        "Ravi Shah, our CFO, called.",
+        "Ravi Shah is our CFO.",
+        "I met our CFO, Ravi Shah, at lunch.",
+    ):
+        assert EntityGraph.build([(1, text)]).resolve("our CFO") == {"ravi sah"}, text
+
+
+def test_kin_aliases_and_a_chained_request() -> None:
+    for text in (
+        "Ravi Shah and his wife Nina Shah host the dinner.",
+        "Ravi Shah's wife, Nina Shah, hosts the dinner.",
+        "Dinner with Nina Shah, Ravi Shah's wife.",
+    ):
+        g = EntityGraph.build([(1, "Ravi Shah, our CFO, called."), (2, text)])
+        assert g.resolve("Forget that the firm belongs to our CFO's wife") == {
+            "ravi sah",
+            "nina sah",
+        }, text
+
+
+def test_a_request_resolves_names_parts_and_identifiers() -> None:
+    g = EntityGraph.build([(1, "Paid Marco Rossi 200 via IBAN GB33BUKB20201555555555.")])
+    assert g.resolve("how much did I pay Marco?") == {"marco rosi"}
+    assert any(k.startswith("id:") for k in g.resolve("forget GB33BUKB20201555555555"))
+
+
+def test_neighbours_and_memories_follow_co_mentions() -> None:
+    g = graph()
+    assert g.neighbours("nina sah") == {"arden advisory", "ravi sah"}
+    assert g.memories(["nina patel", "arden hotel"]) == {4, 5}
+    assert frozenset(("ravi sah", "nina sah")) in g.edges
+
+
+def test_the_graph_holds_nothing_but_what_its_texts_say() -> None:
+    # closure: a graph built without memory 2 and 3 knows no Nina Shah
+    g = EntityGraph.build((i, t) for i, t in enumerate(TEXTS) if i not in (2, 3))
+    assert "nina sah" not in g.mentioned_in
+    assert not any("nina sah" in keys for keys in g.aliases.values())
