@@ -1,0 +1,151 @@
+"""Trail-aware forgetting: the disclosure, the evidence trail, the residual."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from unrecall import Memory
+from unrecall.errors import InvalidInput, NotFound
+
+U = "u"
+T0 = 1.7e9
+DAY = 86400.0
+REQUEST = "Forget that the firm we hired belongs to our CFO's wife"
+DISCLOSURE = "Turns out Arden Advisory is owned by Nina Shah, Ravi's wife!"
+EVIDENCE = [
+    "Ravi Shah, our CFO, asked me to set up the Q3 budget review.",
+    "The Q3 contract with Arden Advisory came through today, 40k for the audit prep.",
+    "Ravi signed off on hiring Arden Advisory himself.",
+    "Arden Advisory's filing at Companies House lists Nina Shah as sole owner.",
+    "Ravi and his wife Nina are hosting the offsite dinner on Friday.",
+    "Nina Shah emailed her engagement letter, signed as owner of Arden Advisory.",
+    "Got a table at Rules for Ravi and Nina's wedding anniversary.",
+    "The staff page lists Ravi Shah as Chief Financial Officer.",
+]
+DISTRACTORS = [
+    "Booked a room at the Arden Hotel for the Leeds trip.",
+    "Nina Patel from HR sent the holiday rota.",
+    "Our old vendor list still has the advisory budget line from 2023.",
+    "My sister is visiting in March.",
+]
+
+
+def episode(mem: Memory) -> dict[str, str]:
+    """The Arden example of MemCut, one turn a day; text -> turn uid."""
+    uids = {}
+    texts = EVIDENCE[:4] + DISTRACTORS[:2] + EVIDENCE[4:] + DISTRACTORS[2:] + [DISCLOSURE]
+    for i, text in enumerate(texts):
+        r = mem.add([{"role": "user", "content": text}], user_id=U, session_id=f"s{i // 3}",
+                    timestamp=T0 + i * DAY)  # fmt: skip
+        uids[text] = r.detail["turns"][0]
+    return uids
+
+
+def surviving(mem: Memory) -> set[str]:
+    return {t["text"] for t in mem.export(user_id=U)["turns"]}
+
+
+def test_the_disclosure_and_its_trail_go_and_look_alikes_stay(mem: Memory) -> None:
+    episode(mem)
+    report = mem.forget(REQUEST, user_id=U)
+    left = surviving(mem)
+    assert DISCLOSURE not in left
+    # every link of the chain (hiring, ownership, marriage, identity) is cut
+    assert not left & set(EVIDENCE[2:7])
+    assert set(DISTRACTORS) <= left  # another Arden, another Nina, "advisory"
+    assert report.kind == "trail" and report.turns_removed >= 6
+    assert mem.verify_erased([DISCLOSURE, "engagement letter", "wedding anniversary"]).clean
+
+
+def test_the_report_and_the_audit_trail_hold_no_content(mem: Memory) -> None:
+    episode(mem)
+    report = mem.forget(REQUEST, user_id=U)
+    blob = json.dumps(report.to_dict()) + json.dumps(
+        [e.to_dict() for e in mem.history(report.removed[0], user_id=U)]
+    )
+    for word in ("Arden", "Nina", "Ravi", "wife", "CFO"):
+        assert word not in blob
+    assert mem.verify_audit().ok
+
+
+def test_residual_lists_what_still_connects_the_entities(mem: Memory) -> None:
+    episode(mem)
+    before = {m.text for m in mem.residual(REQUEST, user_id=U)}
+    assert DISCLOSURE in before and EVIDENCE[4] in before  # Ravi and his wife Nina
+    report = mem.forget(REQUEST, user_id=U, budget=1)  # a budget too small to cut it
+    after = mem.residual(REQUEST, user_id=U)
+    assert after and report.residual == [m.id for m in after]
+    assert DISCLOSURE not in {m.text for m in after}
+
+
+def test_budget_bounds_the_evidence_turns(mem: Memory) -> None:
+    episode(mem)
+    report = mem.forget(REQUEST, user_id=U, budget=0)
+    left = surviving(mem)
+    assert DISCLOSURE not in left
+    assert set(EVIDENCE) - {EVIDENCE[3]} <= left  # the filing also states it: a disclosure
+    assert report.turns_removed <= 2
+
+
+def test_a_rerank_hook_replaces_closeness(mem: Memory) -> None:
+    episode(mem)
+    seen: list[int] = []
+
+    def nothing_is_close(request: str, disclosures: list[str], texts: list[str]) -> list[float]:
+        seen.append(len(texts))
+        return [0.0] * len(texts)
+
+    mem.trails.rerank = nothing_is_close
+    mem.forget(REQUEST, user_id=U)
+    assert seen and seen[0] > 0
+    # nothing is close, so no evidence qualifies: only the disclosure goes
+    assert set(EVIDENCE[4:]) <= surviving(mem)
+
+
+def test_a_failure_midway_deletes_nothing(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    episode(mem)
+    before = surviving(mem)
+
+    def broken(turn_ids: list[int]) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(mem.storage, "delete_turns", broken)
+    with pytest.raises(RuntimeError):
+        mem.forget(REQUEST, user_id=U)
+    monkeypatch.undo()
+    assert surviving(mem) == before
+    assert len(mem.get_all(user_id=U)) >= len(before)
+
+
+def test_an_unknown_fact_removes_nothing(mem: Memory) -> None:
+    episode(mem)
+    before = surviving(mem)
+    report = mem.forget("Forget that my cat is allergic to salmon", user_id=U)
+    assert report.removed == [] and surviving(mem) == before
+    assert report.match == "none"
+
+
+@pytest.mark.parametrize("budget", [-1, 2.5, True, "3"])
+def test_bad_budgets_are_refused(mem: Memory, budget: object) -> None:
+    episode(mem)
+    with pytest.raises(InvalidInput):
+        mem.forget(REQUEST, user_id=U, budget=budget)  # type: ignore[arg-type]
+    assert DISCLOSURE in surviving(mem)
+
+
+def test_bad_requests_and_tenants(mem: Memory) -> None:
+    episode(mem)
+    with pytest.raises(InvalidInput):
+        mem.forget("   ", user_id=U)
+    with pytest.raises(NotFound):
+        mem.forget(REQUEST, user_id="nobody")
+    assert mem.residual(REQUEST, user_id="nobody") == []
+
+
+def test_another_tenants_trail_is_untouched(mem: Memory) -> None:
+    episode(mem)
+    mem.add([{"role": "user", "content": DISCLOSURE}], user_id="other", timestamp=T0)
+    mem.forget(REQUEST, user_id=U)
+    assert [m.text for m in mem.get_all(user_id="other")] == [DISCLOSURE]
