@@ -61,8 +61,10 @@ class ForgetReport:
     was cut out of (or replaced in), ``created`` their successors and the
     memories kept from the request turn, which is stored redacted as
     ``request_turn``. A trail-aware forget (``Memory.forget``, kind
-    ``trail``) stores no request turn and lists in ``residual`` the ids of
-    surviving memories that still connect the request's entities.
+    ``trail``) stores no request turn, lists in ``residual`` the ids of
+    surviving memories that still connect the request's entities, and counts
+    in ``collateral`` the removed memories that were neither the fact nor its
+    evidence (other clauses of a cut turn).
     """
 
     kind: str
@@ -75,6 +77,7 @@ class ForgetReport:
     turns_removed: int
     request_turn: str
     residual: list[str] = field(default_factory=list)
+    collateral: int = 0
 
     @property
     def count(self) -> int:

@@ -193,6 +193,7 @@ class TrailForgetter:
             self.storage.delete_turns(turn_ids)
             self.control._scrub_turns(list(others.values()))
             residual = self.residual(tenant, request)
+            chosen = {r.id for r in plan.disclosure + plan.evidence}
             report = ForgetReport(
                 kind="trail",
                 language=language_of(request),
@@ -204,6 +205,7 @@ class TrailForgetter:
                 turns_removed=len(turn_ids),
                 request_turn="",
                 residual=[r.uid for r in residual],
+                collateral=len({r.id for r in rows} - chosen),
             )
             self.control.audit.record(
                 tenant.key,
@@ -216,6 +218,7 @@ class TrailForgetter:
                     "evidence": len(plan.evidence),
                     "entities": len(plan.entities),
                     "residual": len(residual),
+                    "collateral": report.collateral,
                 },
             )
         self.storage.erase()
