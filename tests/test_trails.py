@@ -154,10 +154,10 @@ def test_another_tenants_trail_is_untouched(mem: Memory) -> None:
 def test_collateral_counts_other_clauses_of_a_cut_turn(mem: Memory) -> None:
     episode(mem)
     mem.add(
-        [{"role": "user", "content": "Nina Shah owns Arden Advisory and my sister lands on Sunday."}],
+        [{"role": "user", "content": "Nina Shah owns Arden Advisory and my sister lands Sunday."}],
         user_id=U,
         timestamp=T0 + 30 * DAY,
     )
     report = mem.forget(REQUEST, user_id=U)
     assert report.collateral >= 1
-    assert "lands on Sunday" not in " ".join(surviving(mem))
+    assert "lands Sunday" not in " ".join(surviving(mem))
