@@ -86,3 +86,16 @@ def test_the_graph_holds_nothing_but_what_its_texts_say() -> None:
     g = EntityGraph.build((i, t) for i, t in enumerate(TEXTS) if i not in (2, 3))
     assert "nina sah" not in g.mentioned_in
     assert not any("nina sah" in keys for keys in g.aliases.values())
+
+
+def test_stated_relations_are_edges_with_their_words() -> None:
+    g = EntityGraph.build(
+        [
+            (1, "Turns out Arden Advisory is owned by Nina Shah, Ravi Shah's wife!"),
+            (2, "Ravi Shah signed off on hiring Arden Advisory himself."),
+            (3, "Nina Shah. Arden Advisory."),  # no verb between: no relation
+        ]
+    )
+    assert g.relations[("arden advisory", "nina sah")] == {"is owned by": {1}}
+    assert g.relations[("ravi sah", "arden advisory")] == {"signed off on hiring": {2}}
+    assert ("nina sah", "arden advisory") not in g.relations

@@ -16,7 +16,9 @@ memory that goes takes its part of the graph with it (closure).
 - **Aliases** are role references the dialogue established: "Ravi Shah, our
   CFO" or "our CFO Ravi Shah" make "our cfo" name Ravi Shah; "Ravi and his
   wife Nina" makes Nina "Ravi's wife", so "our CFO's wife" resolves to her.
-- **Edges** are co-mentions within one memory, with that memory as provenance.
+- **Edges** are co-mentions within one memory, and **relations** the
+  stated ones ("Arden Advisory is owned by Nina Shah": ``is owned by``),
+  each with the memories that say it as provenance.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from unrecall.recall.clauses import looks_like_verb
 from unrecall.recall.identifiers import keys as identifier_keys
@@ -37,6 +40,7 @@ _CLAUSE_WORD = r"(?:is|was|who|and|has|had|to|at|for|in|on|said)\b"
 _ROLE = r"(?P<role>[A-Za-z][\w-]*(?:\s+(?!" + _CLAUSE_WORD + r")[a-z][\w-]*){0,2})"
 _POSSESSOR = re.compile(r"\b(?:our|my|their|his|her|your)$", re.IGNORECASE)
 _SLOT = r"§(?P<{0}>\d+)§"
+_RELATION_WORDS = 5  # at most this many words between two names make a relation
 _KIN = r"(?P<kin>[a-z]+(?:-in-law)?)"
 # "Ravi Shah, our CFO," / "Ravi Shah is our CFO" / "our CFO, Ravi Shah"
 _ROLE_AFTER = re.compile(
@@ -82,6 +86,10 @@ class EntityGraph:
     aliases: dict[str, dict[str, set[int]]] = field(default_factory=lambda: defaultdict(dict))
     # frozenset({a, b}) -> ids of the memories that mention both
     edges: dict[frozenset[str], set[int]] = field(default_factory=lambda: defaultdict(set))
+    # (a, b) -> stated relation ("is owned by") -> ids of the memories saying it
+    relations: dict[tuple[str, str], dict[str, set[int]]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
 
     @classmethod
     def build(cls, texts: Iterable[tuple[int, str]]) -> EntityGraph:
@@ -126,7 +134,24 @@ class EntityGraph:
                     if a < b:
                         graph.edges[frozenset((a, b))].add(mid)
             graph._read_aliases(mid, text, spans, keys)
+            graph._read_relations(mid, text, spans, keys)
         return graph
+
+    def _read_relations(
+        self, mid: int, text: str, spans: list[_Span], keys: list[str | None]
+    ) -> None:
+        """Stated relations: the few words with a verb between two names of
+        one sentence ("Arden Advisory is owned by Nina Shah": owned by)."""
+        named = list(zip(spans, keys, strict=True))
+        for (a, ka), (b, kb) in pairwise(named):
+            between = text[a.end : b.start]
+            words = between.split()
+            if ka is None or kb is None or ka == kb or not 0 < len(words) <= _RELATION_WORDS:
+                continue
+            if re.search(r"[.!?;]", between) or not any(looks_like_verb(w) for w in words):
+                continue
+            label = " ".join(w.casefold().strip(",:()") for w in words if w.strip(",:()"))
+            self.relations[(ka, kb)].setdefault(label, set()).add(mid)
 
     @staticmethod
     def _resolve_spans(spans: list[_Span], full: dict[str, set[str]]) -> list[str | None]:
