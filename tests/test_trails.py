@@ -161,3 +161,18 @@ def test_collateral_counts_other_clauses_of_a_cut_turn(mem: Memory) -> None:
     report = mem.forget(REQUEST, user_id=U)
     assert report.collateral >= 1
     assert "lands Sunday" not in " ".join(surviving(mem))
+
+
+def test_entities_lists_the_graph_and_forgets_with_it(mem: Memory) -> None:
+    episode(mem)
+    by_name = {e.name: e for e in mem.entities(user_id=U)}
+    nina = by_name["Nina Shah"]
+    assert "Ravi Shah's wife" in nina.aliases
+    assert {"Arden Advisory", "Ravi Shah"} <= set(nina.related)
+    assert len(nina.memories) >= 4 and all(m.startswith("m_") for m in nina.memories)
+    assert "cfo" in by_name["Ravi Shah"].aliases  # "Ravi Shah, our CFO"
+    assert "Arden Hotel" in by_name and "Nina Patel" in by_name
+    mem.forget(REQUEST, user_id=U)
+    names = {e.name for e in mem.entities(user_id=U)}
+    assert "Nina Shah" not in names and "Nina Patel" in names
+    assert mem.entities(user_id="nobody") == []

@@ -25,11 +25,13 @@ from unrecall.dialogue.requests import detect, points_back
 from unrecall.errors import InvalidInput, NotFound
 from unrecall.recall.clauses import split_clauses
 from unrecall.recall.embedder import Embedder, make_embedder
+from unrecall.recall.entities import EntityGraph
 from unrecall.recall.lexical import TermHasher, content_words
 from unrecall.recall.search import Recall
 from unrecall.records import (
     ACTIVE,
     STATES,
+    EntityItem,
     ForgetReport,
     HistoryEvent,
     MemoryItem,
@@ -533,6 +535,31 @@ class Memory:
         if tenant is None:
             return []
         return self._items(tenant, self.trails.residual(tenant, request))
+
+    def entities(
+        self, *, user_id: str | None = None, agent_id: str | None = None
+    ) -> list[EntityItem]:
+        """The entity graph of the tenant's memories: people, organisations,
+        places, products and identifiers with their aliases, the memories
+        naming them and the entities named beside them. It is read from what
+        is stored, so a forgotten memory's entities and aliases are gone."""
+        tenant = self._tenant(user_id, agent_id, None)
+        if tenant is None:
+            return []
+        rows = self.storage.memories(tenant.id, list(STATES))
+        rows = [r for r in rows if self._in_scope(tenant, r)]
+        graph = EntityGraph.build((r.id, r.text) for r in rows)
+        uid = {r.id: r.uid for r in rows}
+        return [
+            EntityItem(
+                graph.names[key],
+                "identifier" if key.startswith("id:") else "name",
+                graph.aliases_of(key),
+                sorted(uid[m] for m in graph.mentioned_in[key]),
+                sorted(graph.names[k] for k in graph.neighbours(key)),
+            )
+            for key in sorted(graph.mentioned_in, key=lambda k: graph.names[k].casefold())
+        ]
 
     def set_expiry(
         self,

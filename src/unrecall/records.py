@@ -35,6 +35,23 @@ class MemoryItem:
 
 
 @dataclass(frozen=True)
+class EntityItem:
+    """One entity of the graph: its canonical ``name``, the role references
+    that name it (``aliases``: "our cfo", "Ravi Shah's wife"), the memories
+    that mention it (provenance), and the entities named beside it."""
+
+    name: str
+    kind: str  # "name" or "identifier"
+    aliases: list[str]
+    memories: list[str]
+    related: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class SearchHit:
     """A recalled memory: id, text, fused score and the ranks behind it."""
 

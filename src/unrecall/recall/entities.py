@@ -235,6 +235,15 @@ class EntityGraph:
                     parts[p].add(key)
         return parts
 
+    def aliases_of(self, key: str) -> list[str]:
+        """The role references that name ``key``: "our cfo", "Ravi Shah's wife"."""
+        out = []
+        for alias, owners in self.aliases.items():
+            if key in owners:
+                head, _, kin = alias.partition("|")
+                out.append(f"{self.names.get(head, head)}'s {kin}" if kin else alias)
+        return sorted(out)
+
     def neighbours(self, key: str) -> set[str]:
         """Entities mentioned together with ``key`` in some memory."""
         return {k for mid in self.mentioned_in.get(key, ()) for k in self.entities_of[mid]} - {key}
