@@ -34,6 +34,7 @@ request's entities: what a reader could still piece together.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -43,8 +44,9 @@ from unrecall.control.operations import ControlPlane, Tenant
 from unrecall.dialogue.requests import language_of
 from unrecall.errors import InvalidInput
 from unrecall.recall.entities import EntityGraph
+from unrecall.recall.lexical import text_keys, words
 from unrecall.recall.search import Recall
-from unrecall.records import STATES, ForgetReport
+from unrecall.records import ACTIVE, STATES, ForgetReport
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
 
 # Cosine of the disclosure to the request: at least this, and within the
@@ -58,6 +60,8 @@ LINK_MIN = 0.1
 ENTITY_MIN = 0.3
 RESTATE_MIN = 0.6
 POOL = 20  # memories closest in meaning, added to the entity expansion
+RESOLVE_ROUNDS = 3  # role -> person -> kin -> their names
+LOOKUP = 2000  # memories read per name part, identifier or role word (best BM25 first)
 BUDGET = 12  # evidence turns one request may delete at most
 # An entity the disclosure names that more than this share of the memories
 # (and more than HUB_MIN) also name -- the user's own company, their partner
@@ -90,36 +94,41 @@ class TrailForgetter:
         self.rerank = rerank
 
     def plan(self, tenant: Tenant, request: str, budget: int = BUDGET) -> TrailPlan:
-        """The entities, disclosure, evidence and cut for ``request``."""
+        """The entities, disclosure, evidence and cut for ``request``.
+
+        Only the request's neighbourhood is read, through the indexes: the
+        memories closest to it, those naming its entities or role words, then
+        (second hop) those naming the disclosure's entities or close to it.
+        """
         if budget < 0:
             raise InvalidInput("budget must be a non-negative number of turns")
-        rows = [r for r in self.storage.memories(tenant.id, list(STATES)) if tenant.covers(r)]
-        if not rows:
+        total = self.storage.count_memories(tenant.id)
+        if not total:
             return TrailPlan()
-        graph = EntityGraph.build((r.id, r.text) for r in rows)
-        asked = graph.resolve(request)
+        rows, graph, asked = self._resolve(tenant, request)
         vecs = self.recall.vectors([request], rows)
-        to_request = vecs[1:] @ vecs[0]
-        disclosure = self._disclosure(rows, to_request, graph, asked)
+        disclosure = self._disclosure(rows, vecs[1:] @ vecs[0], graph, asked)
         fact = asked | {k for r in disclosure for k in graph.entities_of[r.id]}
-        hub = max(HUB_MIN, HUB_SHARE * len(rows))
-        fact -= {k for k in fact - asked if len(graph.mentioned_in[k]) > hub}
+        # second hop: what names the fact's entities, or restates a disclosure
+        said = [d.text for d in disclosure]
+        more = self._naming(tenant, _entity_digests(self.recall, fact)) | self._nearest(
+            tenant, said
+        )
+        rows = self._rows(tenant, {r.id for r in rows} | more)
+        graph = EntityGraph.build((r.id, r.text) for r in rows)
+        hub = max(HUB_MIN, HUB_SHARE * total)
+        fact -= {k for k in fact - asked if len(graph.mentioned_in.get(k, ())) > hub}
         # closeness to the fact: the request or any disclosure, said otherwise
+        vecs = self.recall.vectors([request, *said], rows)
+        close = (vecs[len(said) + 1 :] @ vecs[: len(said) + 1].T).max(axis=1)
         index = {r.id: i for i, r in enumerate(rows)}
-        close = to_request.copy()
-        for d in disclosure:
-            close = np.maximum(close, vecs[1:] @ vecs[1 + index[d.id]])
         taken = {r.id for r in disclosure}
-        expanded = graph.memories(asked) | graph.memories(fact)
         nearest = {rows[i].id for i in np.argsort(-close)[:POOL]}
-        candidates = [r for r in rows if r.id in (expanded | nearest) - taken]
+        candidates = [r for r in rows if r.id in (graph.memories(asked | fact) | nearest) - taken]
         if self.rerank is not None and candidates:
-            scores = self.rerank(
-                request, [d.text for d in disclosure], [r.text for r in candidates]
-            )
-            close = close.copy()
-            for r, s in zip(candidates, scores, strict=True):
-                close[index[r.id]] = float(s)
+            scores = self.rerank(request, said, [r.text for r in candidates])
+            for r, score in zip(candidates, scores, strict=True):
+                close[index[r.id]] = float(score)
         scored = []
         for r in candidates:
             links = len(graph.entities_of[r.id] & fact)
@@ -133,10 +142,54 @@ class TrailForgetter:
         evidence = [r for _, r in sorted(scored, key=lambda x: (-x[0], x[1].id))]
         turns = self._cut(disclosure, evidence, budget)
         kept = {t.id for t in turns}
-        evidence = [
-            r for r in evidence if {t.id for t in self.storage.sources([r.id])[r.id]} & kept
-        ]
+        sources = self.storage.sources([r.id for r in evidence])
+        evidence = [r for r in evidence if {t.id for t in sources[r.id]} & kept]
         return TrailPlan(fact, disclosure, evidence, turns)
+
+    def _resolve(
+        self, tenant: Tenant, request: str
+    ) -> tuple[list[MemoryRow], EntityGraph, set[str]]:
+        """The request's neighbourhood, its graph and the entities it names.
+        A role leads to a person, a person to their kin ("our CFO's wife"):
+        each round reads the memories naming what the last one resolved."""
+        ids = self._nearest(tenant, [request]) | self._naming(
+            tenant, _request_digests(self.recall, request)
+        )
+        for _ in range(RESOLVE_ROUNDS):
+            rows = self._rows(tenant, ids)
+            graph = EntityGraph.build((r.id, r.text) for r in rows)
+            asked = graph.resolve(request)
+            more = self._naming(tenant, _entity_digests(self.recall, asked)) - ids
+            if not more:
+                break
+            ids |= more
+        else:
+            rows = self._rows(tenant, ids)
+            graph = EntityGraph.build((r.id, r.text) for r in rows)
+            asked = graph.resolve(request)
+        return rows, graph, asked
+
+    def _nearest(self, tenant: Tenant, texts: list[str]) -> set[int]:
+        """Ids of the active memories the hybrid recall ranks best for each text."""
+        out: set[int] = set()
+        for text in texts:
+            hits = self.recall.search(
+                tenant.id, text, POOL, lambda r: r.state == ACTIVE and tenant.covers(r)
+            )
+            out |= {c.row.id for c in hits}
+        return out
+
+    def _naming(self, tenant: Tenant, digests: list[str]) -> set[int]:
+        """Ids of the active memories whose index holds any of the digests
+        (a name part, an identifier, a role word): at most ``LOOKUP`` each."""
+        return {mid for d in digests for mid, _ in self.storage.lexical(tenant.id, [d], LOOKUP)}
+
+    def _rows(self, tenant: Tenant, ids: set[int]) -> list[MemoryRow]:
+        """The memories of ``ids`` and every memory out of recall (released,
+        superseded: not in the indexes, few, and still stored), in order."""
+        inactive = self.storage.memories(tenant.id, [s for s in STATES if s != ACTIVE])
+        rows = {r.id: r for r in self.storage.memories_by_id(sorted(ids)) + inactive}
+        return [r for _, r in sorted(rows.items()) if tenant.covers(r)]
 
     @staticmethod
     def _disclosure(
@@ -228,13 +281,7 @@ class TrailForgetter:
         """Surviving memories that still connect the request's entities: two
         of them named together, or one named in a memory close to the
         request -- what a reader could still piece the fact together from."""
-        rows = [r for r in self.storage.memories(tenant.id, list(STATES)) if tenant.covers(r)]
-        if not rows:
-            return []
-        graph = EntityGraph.build((r.id, r.text) for r in rows)
-        asked = graph.resolve(request)
-        if not asked:
-            return []
+        rows, graph, asked = self._resolve(tenant, request)
         linked = [r for r in rows if graph.entities_of[r.id] & asked]
         if not linked:
             return []
@@ -245,3 +292,23 @@ class TrailForgetter:
             for r, c in zip(linked, close, strict=True)
             if len(graph.entities_of[r.id] & asked) >= 2 or c >= ENTITY_MIN
         ]
+
+
+def _request_digests(recall: Recall, request: str) -> list[str]:
+    """Index digests of what a request names: its name and identifier keys,
+    and the role words after "our", "my", "the" ("our CFO's wife": cfo)."""
+    roles = re.findall(r"\b(?:our|my|the)\s+([^\W\d_][\w-]*)", request, re.IGNORECASE)
+    return [recall.hasher.key(k) for k in sorted(text_keys(request))] + [
+        recall.hasher.term(w) for role in roles for w in words(role)
+    ]
+
+
+def _entity_digests(recall: Recall, keys: set[str]) -> list[str]:
+    """Index digests naming graph entities: an identifier's key, a name's parts."""
+    out = []
+    for key in sorted(keys):
+        if key.startswith("id:"):
+            out.append(recall.hasher.key(key[3:]))
+        else:
+            out += [recall.hasher.key(f"part:{p}") for p in key.split()]
+    return out

@@ -176,6 +176,10 @@ class Storage(Protocol):
         """Memories by internal id, in the order given, missing ones skipped."""
         ...
 
+    def count_memories(self, tenant_id: int) -> int:
+        """How many memories a tenant holds, in any state."""
+        ...
+
     def sources(self, memory_ids: Sequence[int]) -> dict[int, list[TurnRow]]:
         """Source turns of each memory."""
         ...

@@ -360,6 +360,10 @@ class SQLiteStorage:
             args += list(states)
         return [_memory(r) for r in self._db.execute(sql + " ORDER BY m.id", args)]
 
+    def count_memories(self, tenant_id: int) -> int:
+        """How many memories a tenant holds, in any state."""
+        return int(self._scalar("SELECT count(*) FROM memories WHERE tenant_id = ?", (tenant_id,)))
+
     def memories_by_id(self, ids: Sequence[int]) -> list[MemoryRow]:
         """Memories by internal id, in the given order."""
         if not ids:
