@@ -99,3 +99,12 @@ def test_stated_relations_are_edges_with_their_words() -> None:
     assert g.relations[("arden advisory", "nina sah")] == {"is owned by": {1}}
     assert g.relations[("ravi sah", "arden advisory")] == {"signed off on hiring": {2}}
     assert ("nina sah", "arden advisory") not in g.relations
+
+
+def test_an_unresolved_part_is_read_in_the_context_of_a_fact() -> None:
+    g = EntityGraph.build(
+        [(1, "Met Nina Shah today."), (2, "Lunch with Nina Patel."), (3, "Later, Nina hosted us.")]
+    )
+    assert g.entities_of[3] == set()  # two Ninas: unresolved on its own
+    assert g.named_in(3, {"nina sah", "ravi sah"}) == {"nina sah"}
+    assert g.named_in(3, {"nina sah", "nina patel"}) == set()  # still two

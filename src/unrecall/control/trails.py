@@ -124,14 +124,17 @@ class TrailForgetter:
         index = {r.id: i for i, r in enumerate(rows)}
         taken = {r.id for r in disclosure}
         nearest = {rows[i].id for i in np.argsort(-close)[:POOL]}
-        candidates = [r for r in rows if r.id in (graph.memories(asked | fact) | nearest) - taken]
+        named = {r.id: graph.named_in(r.id, fact) for r in rows}
+        candidates = [
+            r for r in rows if r.id not in taken and (named[r.id] & fact or r.id in nearest)
+        ]
         if self.rerank is not None and candidates:
             scores = self.rerank(request, said, [r.text for r in candidates])
             for r, score in zip(candidates, scores, strict=True):
                 close[index[r.id]] = float(score)
         scored = []
         for r in candidates:
-            links = len(graph.entities_of[r.id] & fact)
+            links = len(named[r.id] & fact)
             c = float(close[index[r.id]])
             if (
                 (links >= 2 and c >= LINK_MIN)

@@ -82,6 +82,9 @@ class EntityGraph:
     mentioned_in: dict[str, set[int]] = field(default_factory=lambda: defaultdict(set))
     # memory id -> entity keys it mentions
     entities_of: dict[int, set[str]] = field(default_factory=dict)
+    # memory id -> for each lone part it could not resolve, the full names
+    # that hold it ("Nina" in a store with Nina Shah and Nina Patel)
+    unsure_of: dict[int, list[set[str]]] = field(default_factory=dict)
     # "our cfo" / "nina sah|wife" -> entity keys, with provenance
     aliases: dict[str, dict[str, set[int]]] = field(default_factory=lambda: defaultdict(dict))
     # frozenset({a, b}) -> ids of the memories that mention both
@@ -129,6 +132,9 @@ class EntityGraph:
                 graph.names.setdefault(k, k[3:] if k.startswith("id:") else k)
                 graph.mentioned_in[k].add(mid)
             graph.entities_of[mid] = found
+            graph.unsure_of[mid] = [
+                full[span.parts[0]] for span, key in zip(spans, keys, strict=True) if key is None
+            ]
             for a in found:
                 for b in found:
                     if a < b:
@@ -247,6 +253,16 @@ class EntityGraph:
     def neighbours(self, key: str) -> set[str]:
         """Entities mentioned together with ``key`` in some memory."""
         return {k for mid in self.mentioned_in.get(key, ()) for k in self.entities_of[mid]} - {key}
+
+    def named_in(self, mid: int, context: set[str]) -> set[str]:
+        """Entities memory ``mid`` names, reading a lone part it left
+        unresolved as the one entity of ``context`` that holds it: in a
+        conversation about Nina Shah, "Nina" alone is most likely her."""
+        out = set(self.entities_of[mid])
+        for options in self.unsure_of.get(mid, ()):
+            if len(options & context) == 1:
+                out |= options & context
+        return out
 
     def memories(self, keys: Iterable[str]) -> set[int]:
         """Ids of the memories mentioning any of ``keys``."""
