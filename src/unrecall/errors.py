@@ -22,3 +22,7 @@ class NotFound(UnrecallError, KeyError):
 
 class StoreError(UnrecallError):
     """The store is unusable (wrong schema version, missing extension, ...)."""
+
+
+class RerankError(UnrecallError):
+    """An optional LLM reranker failed; the operation that asked did nothing."""
