@@ -51,14 +51,14 @@ TYPE_LABELS = {
     "temporal": "temporal/state",
 }
 SESSIONS = 12
-DEFAULT_FILLER = 72  # unrelated user turns per episode
+DEFAULT_FILLER = 120  # unrelated user turns per episode
 EPOCH = dt.datetime(2026, 1, 5, 9, 0, tzinfo=dt.UTC)
 MIN_EVIDENCE, MAX_EVIDENCE = 4, 10
 MIN_SET, MAX_SET = 2, 5
 MIN_DISTRACTORS = 6
 
 
-# -- the data model ------------------------------------------------------------
+# -- the data model -----------------------------------------------------------
 @dataclass(frozen=True)
 class Turn:
     """One chat message of an episode with its annotation.
@@ -131,7 +131,7 @@ class Episode:
         raise KeyError(key)
 
 
-# -- sufficient sets and cuts -----------------------------------------------------
+# -- sufficient sets and cuts -------------------------------------------------
 def enumerate_sets(
     links: Sequence[Sequence[int]], routes: Sequence[Sequence[int]]
 ) -> list[tuple[int, ...]]:
@@ -163,7 +163,7 @@ def minimal_cut(sets: Sequence[Sequence[str]]) -> tuple[int, tuple[str, ...]]:
     raise AssertionError("a union always hits every set")
 
 
-# -- seeded pools ---------------------------------------------------------------------
+# -- seeded pools -------------------------------------------------------------
 FIRST_F = (
     "Nina Priya Lena Clara Mei Sofia Amara Hannah Ines Julia Keiko Lucia Maya Noor Olga Rosa "
     "Sara Tamsin Yara Zoe Elif Freya Greta Ada Beatriz Chioma Dana Eva Farah Gwen Hana Ingrid "
@@ -325,7 +325,7 @@ def money(n: int) -> str:
     return f"{n:,}"
 
 
-# -- what a frame returns -----------------------------------------------------------
+# -- what a frame returns -----------------------------------------------------
 @dataclass
 class Draft:
     """One fact as a frame wrote it: texts and derivation structure.
@@ -348,6 +348,11 @@ class Draft:
     routes: list[list[int]] = field(default_factory=list)
     distractors: list[str] = field(default_factory=list)
     ordered: bool = False
+    # Who and what the fact's turns talk about, for background distractors
+    # (everyday turns that name them and support nothing).
+    people: list[str] = field(default_factory=list)
+    orgs: list[str] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
 
     def link(
         self,
@@ -403,15 +408,28 @@ def one(rng: random.Random, options: Sequence[str], f: dict[str, str]) -> str:
     return fill(rng.choice(list(options)), f)
 
 
+def width(rng: random.Random, links: int) -> int:
+    """How many alternative turns support each link of a one-route
+    derivation, which is also its minimal cut: a fact with more links gets
+    fewer alternatives so its evidence stays within 4-10 turns (two links:
+    2-4, three: 2-3, more: 2)."""
+    if links <= 2:
+        return rng.choices((2, 3, 4), weights=(3, 4, 3))[0]
+    if links == 3:
+        return rng.choices((2, 3), weights=(1, 1))[0]
+    return 2
+
+
 def alts(rng: random.Random, lo: int = 2, hi: int = 3, weights: Sequence[int] = (3, 1)) -> int:
     """How many alternative turns support a link (2 mostly, sometimes 3)."""
     return rng.choices(range(lo, hi + 1), weights=list(weights)[: hi - lo + 1])[0]
 
 
-# -- fact assembly -----------------------------------------------------------------------
+# -- fact assembly ------------------------------------------------------------
 def assembly_acquisition(rng: random.Random, pool: Pool) -> Draft:
     """A code name, a site visit and the only maker in a city make the
     company we are buying."""
+    w = width(rng, 3)
     bird = pool.take(BIRDS)
     product, suffix = pool.take(INDUSTRIES)
     target = f"{pool.take(SURNAMES)} {suffix}"
@@ -471,7 +489,7 @@ def assembly_acquisition(rng: random.Random, pool: Pool) -> Draft:
             "Our bankers keep calling Project {B} 'the takeover' in every email.",
             "Spent the evening on the {B} purchase price model, the buy-side numbers look tight.",
         ],
-        alts(rng),
+        w,
         f,
     )
     d.link(
@@ -483,7 +501,7 @@ def assembly_acquisition(rng: random.Random, pool: Pool) -> Draft:
             "assembly hall.",
             "{B} diligence notes: the factory in {city}, {product} only, about {n}00 staff.",
         ],
-        alts(rng),
+        w,
         f,
     )
     d.link(
@@ -494,7 +512,7 @@ def assembly_acquisition(rng: random.Random, pool: Pool) -> Draft:
             "Nobody else builds {product} in {city}, it's just {T} out there.",
             "{col} says {T} owns the single {product} factory in {city}.",
         ],
-        alts(rng),
+        w,
         f,
     )
     d.routes = [[0, 1, 2]]
@@ -513,11 +531,13 @@ def assembly_acquisition(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [], [], [city]
     return d
 
 
 def assembly_address(rng: random.Random, pool: Pool) -> Draft:
     """A street and a door number make a relative's new home address."""
+    w = width(rng, 2)
     p = pool.person()
     rel = rng.choice(RELATIVES_M if p.gender == "m" else RELATIVES_F)
     street = pool.take(STREETS)
@@ -558,7 +578,7 @@ def assembly_address(rng: random.Random, pool: Pool) -> Draft:
             [
                 "{P_first}'s new address is {n} {street}; please never share it, {P_his} ex is "
                 "still looking for {P_him}.",
-                "My {rel} {P_first} lives at {n} {street} now, keep that private.",
+                "My {rel} {P_first} moved house, {P_he} lives at {n} {street}.",
                 "For the record, {P_first} moved to {n} {street} after the break-up.",
             ],
             f,
@@ -574,7 +594,7 @@ def assembly_address(rng: random.Random, pool: Pool) -> Draft:
             "Dropped a birthday present at {P_first}'s; {street} was full of roadworks.",
             "{P_first}'s new neighbours on {street} already invited {P_him} for dinner.",
         ],
-        alts(rng, 2, 3, (2, 1)),
+        w,
         f,
     )
     d.link(
@@ -585,7 +605,7 @@ def assembly_address(rng: random.Random, pool: Pool) -> Draft:
             "{P_first} painted a big {n} on {P_his} new front door.",
             "My {rel}'s new house number is {n}, easy to remember.",
         ],
-        alts(rng, 2, 3, (2, 1)),
+        w,
         f,
     )
     d.routes = [[0, 1]]
@@ -603,6 +623,7 @@ def assembly_address(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [p.first, f"my {rel}"], [], [street]
     return d
 
 
@@ -715,11 +736,13 @@ def assembly_hire(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [p.first], [company], []
     return d
 
 
 def assembly_condition(rng: random.Random, pool: Pool) -> Draft:
     """A symptom plus a drug or a test make a relative's diagnosis."""
+    w = width(rng, 2)
     p = pool.person()
     rel = rng.choice(RELATIVES_M if p.gender == "m" else RELATIVES_F)
     cond, symptom, drug, test, spec = rng.choice(CONDITIONS)
@@ -773,8 +796,9 @@ def assembly_condition(rng: random.Random, pool: Pool) -> Draft:
             "{P_first} had {symptom} yesterday, we ended up in A&E.",
             "My {rel} had {symptom} during dinner again.",
             "{P_first} called me shaken after {symptom} at the office.",
+            "{P_first} is not allowed to drive for a while after {symptom}.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -785,7 +809,7 @@ def assembly_condition(rng: random.Random, pool: Pool) -> Draft:
             "{P_first}'s {spec}, Dr {doc}, ordered {test}.",
             "Drove {P_first} to the hospital for {test}; Dr {doc} wants it every quarter.",
         ],
-        alts(rng, 2, 4, (2, 1, 1)),
+        w,
         f,
     )
     d.routes = [[0, 1]]
@@ -803,10 +827,11 @@ def assembly_condition(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [p.first, f"my {rel}"], [], []
     return d
 
 
-# -- relation chains ------------------------------------------------------------------------
+# -- relation chains ----------------------------------------------------------
 def chain_firm_owner(rng: random.Random, pool: Pool) -> Draft:
     """The firm we hired -> its owner -> her spouse -> our executive (the
     paper's example)."""
@@ -928,11 +953,13 @@ def chain_firm_owner(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [exec_.first, spouse.first], [firm], []
     return d
 
 
 def chain_investor(rng: random.Random, pool: Pool) -> Draft:
     """A competitor -> its backer -> his child -> my co-founder."""
+    w = width(rng, 3)
     cof = pool.person()
     parent = pool.person(surname=cof.last)
     comp = f"{pool.take(STEMS)} {rng.choice(('Analytics', 'Cloud', 'Payments', 'Robotics'))}"
@@ -981,7 +1008,7 @@ def chain_investor(rng: random.Random, pool: Pool) -> Draft:
             "{I} sits on the board of {Comp} now.",
             "Saw {I}'s name on {Comp}'s investor page.",
         ],
-        alts(rng),
+        w,
         f,
     )
     d.link(
@@ -991,7 +1018,7 @@ def chain_investor(rng: random.Random, pool: Pool) -> Draft:
             "{C_first} flew home to help {C_his} {I_parent} {I_first} move house.",
             "{I_first} {I_last} keeps calling {C_first} 'my kid' in front of everyone.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1001,7 +1028,7 @@ def chain_investor(rng: random.Random, pool: Pool) -> Draft:
             "My co-founder {C_first} owns {pct}% of our shares.",
             "{C}, my co-founder, is pitching investors in {city}.",
         ],
-        alts(rng),
+        w,
         f,
     )
     d.routes = [[0, 1, 2]]
@@ -1019,11 +1046,13 @@ def chain_investor(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [cof.first, parent.first], [comp], []
     return d
 
 
 def chain_landlord(rng: random.Random, pool: Pool) -> Draft:
     """Who is suing me -> his sibling -> my manager."""
+    w = width(rng, 3)
     boss = pool.person()
     sib = pool.person(surname=boss.last)
     street = pool.take(STREETS)
@@ -1071,7 +1100,7 @@ def chain_landlord(rng: random.Random, pool: Pool) -> Draft:
             "{L} wants the full {amt} deposit plus damages, the hearing is in {month}.",
             "My lawyer says {L}'s claim about the deposit is weak.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1081,7 +1110,7 @@ def chain_landlord(rng: random.Random, pool: Pool) -> Draft:
             "{L_first} and {B_first} run the family property business together, they're siblings.",
             "{B_first}'s {sibw} {L_first} dropped by the office to take {B_him} to lunch.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1091,7 +1120,7 @@ def chain_landlord(rng: random.Random, pool: Pool) -> Draft:
             "My boss {B_first} approved my leave for {month}.",
             "{B} is my line manager since the reorg.",
         ],
-        alts(rng),
+        w,
         f,
     )
     d.routes = [[0, 1, 2]]
@@ -1109,10 +1138,11 @@ def chain_landlord(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [boss.first, sib.first], [], []
     return d
 
 
-# -- aggregation -------------------------------------------------------------------------------
+# -- aggregation --------------------------------------------------------------
 REASONS = (
     "the car repair",
     "the rent deposit",
@@ -1197,9 +1227,14 @@ def aggregation_loans(rng: random.Random, pool: Pool) -> Draft:
             "Note to self: {P_first} hasn't repaid the {amt} {cur} for {why} yet.",
             "Reminded my {rel} about the {amt} {cur} from {why}, no luck.",
         ),
+        (
+            "{P_first} swore again to return the {amt} {cur} for {why} by summer.",
+            "Still waiting on {P_first} for the {amt} {cur} I put into {why}.",
+        ),
     )
+    w = width(rng, k)
     for amt, why in zip(amounts, reasons, strict=False):
-        d.paired(rng, groups, {**f, "amt": money(amt), "why": why})
+        d.paired(rng, groups[:w], {**f, "amt": money(amt), "why": why})
     d.routes = [list(range(k))]
     d.distract(
         rng,
@@ -1215,6 +1250,7 @@ def aggregation_loans(rng: random.Random, pool: Pool) -> Draft:
         ],
         {**f, "why": reasons[-1]},
     )
+    d.people, d.orgs, d.places = [p.first], [], []
     return d
 
 
@@ -1291,9 +1327,14 @@ def aggregation_clinic(rng: random.Random, pool: Pool) -> Draft:
             "Card statement: {amt} {cur} to {clinic}, that was {item}.",
             "Filed the {clinic} receipt for {item}, {amt} {cur}, with our tax papers.",
         ),
+        (
+            "The {cl} receptionist confirmed our {amt} {cur} for {item} went through.",
+            "{P_first} checked that {cl} got the {amt} {cur} for {item}.",
+        ),
     )
+    w = width(rng, len(items))
     for amt, item in zip(amounts, items, strict=True):
-        d.paired(rng, groups, {**f, "amt": money(amt), "item": item})
+        d.paired(rng, groups[:w], {**f, "amt": money(amt), "item": item})
     d.routes = [list(range(len(items)))]
     d.distract(
         rng,
@@ -1310,6 +1351,7 @@ def aggregation_clinic(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [partner.first], [clinic], []
     return d
 
 
@@ -1370,8 +1412,9 @@ def aggregation_layoffs(rng: random.Random, pool: Pool) -> Draft:
         "Heard {dept} at {Co} loses {n} roles.",
         "The {Co} plan has {dept} down by {n} people.",
     ]
+    w = width(rng, len(depts))
     for n, dept in zip(amounts, depts, strict=True):
-        d.link(rng, templates, 2, {**f, "n": str(n), "dept": dept})
+        d.link(rng, templates, w, {**f, "n": str(n), "dept": dept})
     d.routes = [list(range(len(depts)))]
     d.distract(
         rng,
@@ -1387,10 +1430,11 @@ def aggregation_layoffs(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [], [company], []
     return d
 
 
-# -- temporal / state ------------------------------------------------------------------------
+# -- temporal / state ---------------------------------------------------------
 def _date(day_of_year: int) -> tuple[str, dt.date]:
     d = dt.date(2026, 1, 1) + dt.timedelta(days=day_of_year)
     return f"{d.day} {MONTHS[d.month - 1]}", d
@@ -1399,6 +1443,7 @@ def _date(day_of_year: int) -> tuple[str, dt.date]:
 def temporal_start_date(rng: random.Random, pool: Pool) -> Draft:
     """An offer with a start date, a revision that moves it, and the rival
     offer withdrawn fix when I start the new job."""
+    w = width(rng, 3)
     new = f"{pool.take(STEMS)} {rng.choice(('Labs', 'Bank', 'Studios', 'Energy'))}"
     rival = f"{pool.take(STEMS)} {rng.choice(('Group', 'Digital', 'Capital'))}"
     employer = f"{pool.take(STEMS)} {rng.choice(('Insurance', 'Retail', 'Telecom'))}"
@@ -1450,7 +1495,7 @@ def temporal_start_date(rng: random.Random, pool: Pool) -> Draft:
             "{rec} from {N} called with an offer, start date {first}.",
             "The {N} offer letter says my first day would be {first}.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1460,7 +1505,7 @@ def temporal_start_date(rng: random.Random, pool: Pool) -> Draft:
             "{rec} asked if I could start {weeks} weeks later than planned at {N}, I said yes.",
             "New plan from {N}: same role, start date {weeks} weeks later.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1470,7 +1515,7 @@ def temporal_start_date(rng: random.Random, pool: Pool) -> Draft:
             "{R} pulled their offer this morning; I'm signing with {N}.",
             "Signed the {N} contract today, the {R} option is off the table anyway.",
         ],
-        2,
+        w,
         f,
     )
     d.routes = [[0, 1, 2]]
@@ -1488,12 +1533,14 @@ def temporal_start_date(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [], [new, rival, employer], []
     return d
 
 
 def temporal_house_price(rng: random.Random, pool: Pool) -> Draft:
     """An offer, a raised offer and a rival bid withdrawn fix the price we
     accepted for our house."""
+    w = width(rng, 3)
     street = pool.take(STREETS)
     agent = pool.person()
     buyer = pool.person()
@@ -1555,7 +1602,7 @@ def temporal_house_price(rng: random.Random, pool: Pool) -> Draft:
             "{buyer_last}.",
             "Offer on the house came in at {base} {cur}, {agent} thinks they'll go higher.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1565,7 +1612,7 @@ def temporal_house_price(rng: random.Random, pool: Pool) -> Draft:
             "{agent} says the buyers raised their bid by {raise} {cur}.",
             "{buyer} came back with {raise} more for {street}.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1575,7 +1622,7 @@ def temporal_house_price(rng: random.Random, pool: Pool) -> Draft:
             "{agent} says the other buyers on {street} are out, so we take the {buyer_last} offer.",
             "We told {agent} to accept the {buyer_last}s' revised bid.",
         ],
-        2,
+        w,
         f,
     )
     d.routes = [[0, 1, 2]]
@@ -1593,12 +1640,14 @@ def temporal_house_price(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [agent.first], [], [street]
     return d
 
 
 def temporal_hearing(rng: random.Random, pool: Pool) -> Draft:
     """A hearing date, a postponement and a withdrawn request to move it
     again fix when the custody hearing is."""
+    w = width(rng, 3)
     ex = pool.person()
     lawyer = pool.person()
     start = rng.randint(40, 150)
@@ -1651,7 +1700,7 @@ def temporal_hearing(rng: random.Random, pool: Pool) -> Draft:
             "The {court} letter says the custody hearing is {first}.",
             "Custody hearing about {kids} booked for {first}.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1661,7 +1710,7 @@ def temporal_hearing(rng: random.Random, pool: Pool) -> Draft:
             "{law_first} says the judge moved our custody hearing {shift} later.",
             "Custody hearing delayed {shift}, {X_first}'s lawyer was ill.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1672,7 +1721,7 @@ def temporal_hearing(rng: random.Random, pool: Pool) -> Draft:
             "to push it to {later}.",
             "No further delays at {court}: the {later} idea is off.",
         ],
-        2,
+        w,
         f,
     )
     d.routes = [[0, 1, 2]]
@@ -1690,12 +1739,14 @@ def temporal_hearing(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [ex.first, lawyer.first], [], [court]
     return d
 
 
 def temporal_dose(rng: random.Random, pool: Pool) -> Draft:
     """A starting dose, a raise and a withdrawn switch fix a parent's
     medication dose now."""
+    w = width(rng, 3)
     parent = rng.choice(("dad", "mum"))
     doc = pool.person()
     drug, alt = rng.choice(
@@ -1745,7 +1796,7 @@ def temporal_dose(rng: random.Random, pool: Pool) -> Draft:
         one(
             rng,
             [
-                "My {par} is on {value} of {drug} now, {he} doesn't want anyone to know.",
+                "My {par} takes {value} of {drug} a day, {he} hates talking about it.",
                 "Current dose for my {par}: {value} {drug} a day.",
                 "Dr {doc} settled my {par} on {value} of {drug}.",
             ],
@@ -1762,7 +1813,7 @@ def temporal_dose(rng: random.Random, pool: Pool) -> Draft:
             "Dr {doc} put my {par} on {base} of {drug}.",
             "Picked up my {par}'s first {drug} box, {base} tablets.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
@@ -1772,17 +1823,18 @@ def temporal_dose(rng: random.Random, pool: Pool) -> Draft:
             "My {par}'s {drug} went up {step} after the blood test.",
             "{step} more {drug} a day for my {par}, says Dr {doc}.",
         ],
-        2,
+        w,
         f,
     )
     d.link(
         rng,
         [
-            "The plan to switch my {par} from {drug} to {alt} was withdrawn, {he} stays as is.",
+            "The plan to move my {par} from {drug} onto {alt} was withdrawn, "
+            "{he} stays on the same dose.",
             "Dr {doc} took back the {alt} idea, my {par} keeps {his} {drug} dose.",
             "No switch to {alt} after all, my {par}'s {drug} stays where it is.",
         ],
-        2,
+        w,
         f,
     )
     d.routes = [[0, 1, 2]]
@@ -1800,6 +1852,7 @@ def temporal_dose(rng: random.Random, pool: Pool) -> Draft:
         ],
         f,
     )
+    d.people, d.orgs, d.places = [f"my {parent}"], [], []
     return d
 
 
@@ -1809,6 +1862,80 @@ FRAMES: dict[str, tuple[Callable[[random.Random, Pool], Draft], ...]] = {
     "aggregation": (aggregation_loans, aggregation_clinic, aggregation_layoffs),
     "temporal": (temporal_start_date, temporal_house_price, temporal_hearing, temporal_dose),
 }
+
+
+# -- background distractors ---------------------------------------------------
+PERSON_BACKGROUND = (
+    "{name} sent me a funny video of a goat.",
+    "Had lunch with {name}, we mostly talked about football.",
+    "{name} recommended a podcast about sleep.",
+    "{name} is learning to play the cello.",
+    "Ran into {name} at the supermarket.",
+    "{name} lent me an umbrella, I keep meaning to return it.",
+    "{name}'s birthday is coming up, I need a gift idea.",
+    "{name} thinks the new space series is overrated.",
+    "Played tennis with {name} and lost badly.",
+    "{name} sent a photo from the beach.",
+    "{name} wants to start a book club.",
+    "{name} has a new haircut, it really works.",
+    "{name} is on holiday in Greece this week.",
+    "{name} found a great deal on flights to Lisbon.",
+    "{name} complained about the train strikes again.",
+    "{name} brought homemade cookies to the barbecue.",
+    "{name} is trying to quit sugar, day three.",
+    "Watched the match at the pub with {name}.",
+    "{name} asked for my lasagne recipe.",
+    "{name} got a new puppy, it's chaos.",
+    "{name} is repainting the kitchen yellow.",
+    "Texted {name} about plans for the weekend.",
+    "{name} locked the keys in the car again.",
+    "{name} started running in the mornings.",
+    "{name} is obsessed with a new board game.",
+    "{name} swears by cold brew coffee.",
+)
+ORG_BACKGROUND = (
+    "{org} sent another newsletter nobody reads.",
+    "{org} changed its logo, it looks worse.",
+    "Saw an ad for {org} on the tram.",
+    "{org} is sponsoring a charity run in the park.",
+    "The {org} website was down all morning.",
+    "{org} posted a job ad for a receptionist.",
+    "Got a customer survey email from {org}.",
+    "{org} moved its office to the fourth floor.",
+    "Parking outside {org} is impossible.",
+    "The {org} Christmas card arrived early this year.",
+    "{org} has a new phone system with endless menus.",
+)
+PLACE_BACKGROUND = (
+    "Parking near {place} is a nightmare.",
+    "There's a new bakery near {place}.",
+    "Traffic around {place} was awful this morning.",
+    "Saw a film crew set up near {place}, lots of trucks.",
+    "A friend runs a pop-up shop near {place} this month.",
+    "Found a good second-hand bookshop near {place}.",
+    "The buses to {place} run on a strike timetable this week.",
+)
+
+
+def background(rng: random.Random, d: Draft, lo: int = 6, hi: int = 12) -> list[str]:
+    """Everyday turns that name the fact's people, organisations and places
+    and support nothing: distractors that share entities, as most of what a
+    user says about the people in their life does."""
+    named = (
+        [(PERSON_BACKGROUND, "name", n) for n in d.people]
+        + [(ORG_BACKGROUND, "org", o) for o in d.orgs]
+        + [(PLACE_BACKGROUND, "place", p) for p in d.places]
+    )
+    if not named:
+        return []
+    decks = {id(t): rng.sample(list(t), len(t)) for t, _, _ in named}
+    out = []
+    for i in range(rng.randint(lo, hi)):
+        templates, slot, name = named[i % len(named)]
+        deck = decks[id(templates)]
+        if deck:
+            out.append(fill(deck.pop(), {slot: name}))
+    return out
 
 
 # -- filler and replies
@@ -1889,6 +2016,40 @@ FILLER = (
     "Walked to work today, forty minutes but nice.",
     "{friend} lent me a board game, we played until midnight.",
     "Learned how to make proper espresso at a workshop.",
+    "The washing machine is making a weird rattling noise.",
+    "Spent Sunday morning at the climbing gym.",
+    "Our team chat is all memes today.",
+    "I'm trying to read fifty books this year, on number {n}.",
+    "The new coffee machine at work is a big upgrade.",
+    "Rearranged the living room so the sofa faces the window.",
+    "Got caught in a hailstorm on the way home.",
+    "Planted tomatoes and peppers on the balcony.",
+    "Re-watched an old favourite film, still holds up.",
+    "Signed up for a half marathon in autumn, what was I thinking.",
+    "The kids next door are learning the trumpet.",
+    "Bought a second-hand bike, it needs new tyres.",
+    "Finally booked the dentist for a check-up.",
+    "Cooked a big pot of soup for the week.",
+    "Our internet was down for two hours this evening.",
+    "I'm knitting a scarf, it's mostly holes so far.",
+    "Had a long nap after lunch, no regrets.",
+    "Made pancakes for breakfast, a rare treat.",
+    "The code review queue at work is endless.",
+    "Went swimming at the lido, the water was freezing.",
+    "Sorted the recycling, we drink too much sparkling water.",
+    "The team offsite agenda has too many icebreakers.",
+    "Bought a new lamp for the reading corner.",
+    "Wrote a long email to customer service about my broken kettle.",
+    "My plants are finally getting enough light.",
+    "There was a power cut during my morning meeting.",
+    "Tried bouldering for the first time, my arms are jelly.",
+    "Found an old photo album at my parents' house.",
+    "The heating bill this month is painful.",
+    "Cleared out my wardrobe for the charity shop.",
+    "{friend} taught me a card trick.",
+    "Went to a jazz night with {friend}, great drummer.",
+    "Spent the evening fixing a wobbly table.",
+    "Our manager bought pizza for the whole floor.",
 )
 FOODS = ("a curry", "lasagne", "a stir-fry", "mushroom risotto", "tacos", "a shakshuka", "pho")
 BOOKS = ("a detective novel", "a sci-fi trilogy", "a memoir by a chef", "a history of maps")
@@ -1898,6 +2059,7 @@ HOBBIES = ("pottery", "climbing", "salsa", "watercolour", "woodworking", "chess"
 CUISINES = ("Ethiopian", "Korean", "Peruvian", "Lebanese", "Georgian")
 LANGUAGES = ("Portuguese", "Japanese", "Italian", "Turkish", "Dutch")
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Saturday")
+REPEAT_TAILS = ("Again.", "Same as last time.", "Typical.", "Oh well.", "Anyway.", "Classic.")
 ACKS = (
     "Got it.",
     "Noted, thanks.",
@@ -1976,6 +2138,7 @@ def build_episode(
         # of money would blur the native-recovery proxy): redraw the fact.
         for _ in range(50):
             d = frames[t](rng, pool)
+            d.distractors += background(rng, d)
             if not any(_collide(d, o) or _collide(o, d) for o in drafts.values()):
                 break
         else:
@@ -2020,8 +2183,13 @@ def build_episode(
             items[pos] = it
         turns: list[Turn] = []
         for u, (text, label, fid, _) in enumerate(items):
-            if text in seen_texts and label == "filler":
-                text = f"{text[:-1]}, again." if text.endswith(".") else text + " Again."
+            if label == "filler":
+                # A filler said twice gets a tail, as people do ("again").
+                base = text
+                for tail in REPEAT_TAILS:
+                    if text not in seen_texts:
+                        break
+                    text = f"{base} {tail}"
             seen_texts.add(text)
             key = f"{ep_id}.s{s + 1:02d}.u{u + 1:02d}"
             kind = label.split(":")[0]

@@ -48,6 +48,10 @@ BENCHES = {
         "unrecall.bench.unlearning",
         "BEMULA-style paired suite: forget requests said in dialogues, with controls",
     ),
+    "trails": (
+        "unrecall.bench.trails",
+        "MemCut-style evidence trails: disclosure, evidence, sufficient sets; S0/S1/S2 vs forget",
+    ),
 }
 
 
