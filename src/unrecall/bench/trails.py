@@ -100,7 +100,7 @@ from unrecall.recall.embedder import Embedder, make_embedder
 SYSTEMS = ("s0", "s1", "s2", "unrecall")
 BEFORE = "none"  # the no-deletion pass: native recovery before any deleter ran
 DEFAULT_OUT = Path("bench/results/trails")
-DEFAULT_FACTS = 25
+DEFAULT_FACTS = 40
 POOL = 20
 BUDGET = 10
 TOP_K = 10
