@@ -577,6 +577,10 @@ class SystemRun:
                 for t in TYPES
                 if any(r.type == t for r in self.results)
             }
+            out["frames"] = {
+                f: aggregate([r for r in self.results if r.frame == f])
+                for f in sorted({r.frame for r in self.results})
+            }
         return out
 
 
@@ -807,17 +811,19 @@ def render_markdown(report: Report, command: str | None = None) -> str:
         "",
         f"Native recovery before any deletion: {_pct(before['native'])}.",
         "",
-        "| Deleter | Structurally forgotten | Wilson 95% | Minimal cut | Chosen cut "
-        "| Turns deleted | Off-target (pooled / mean) | Native recovery after | Target met |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| Deleter | Structurally forgotten | Wilson 95% | Disclosure deleted | Minimal cut "
+        "| Chosen cut | Turns deleted | Off-target (pooled / mean) | Native recovery after "
+        "| Target met |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for run in report.runs:
         if run.status != "ok":
-            lines.append(f"| {run.name} | {run.status} | | | | | | | |")
+            lines.append(f"| {run.name} | {run.status} | | | | | | | | |")
             continue
         t = s["systems"][run.name]["total"]
         lines.append(
             f"| {run.name} | {_pct(t['forgotten'])} | {_wil(t['forgotten'])} | "
+            f"{_pct(t['disclosure_deleted'])} | "
             f"{_num(t['minimal_cut'])} | {_num(t['chosen_cut'])} | {_num(t['deleted'])} | "
             f"{_off(t)} | {_pct(t['native'])} | {'yes' if t['target_met'] else 'no'} |"
         )
@@ -853,6 +859,26 @@ def render_markdown(report: Report, command: str | None = None) -> str:
                     f"{_off(a)} | {nb['native']['rate'] if nb else '–'}% -> "
                     f"{a['native']['rate']}% | {reach} |"
                 )
+        lines.append("")
+        frames = sorted(
+            {f.frame: f.type for f in report.facts}.items(), key=lambda x: (TYPES.index(x[1]), x[0])
+        )
+        lines += [
+            "Per scenario frame (structurally forgotten % / off-target % pooled):",
+            "",
+            "| Frame | Type | n | " + " | ".join(r.name for r in ok) + " |",
+            "| --- | --- | --- |" + " --- |" * len(ok),
+        ]
+        for frame, t in frames:
+            aggs = [s["systems"][r.name]["frames"].get(frame) for r in ok]
+            n = max(a["facts"] for a in aggs if a)
+            cells = [
+                f"{a['forgotten']['rate']:.0f} / {_num(a['off_target_pooled'], '{:.0f}')}"
+                if a
+                else "–"
+                for a in aggs
+            ]
+            lines.append(f"| {frame} | {TYPE_LABELS[t]} | {n} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += [
         "Generated data per type:",
