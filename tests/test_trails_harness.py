@@ -322,6 +322,9 @@ def test_benchmark_writes_every_output(tmp_path: Path) -> None:
     rows = json.loads(paths["facts"].read_text())
     assert len(rows) == 3 * 4  # the no-deletion pass, s0 and s1, per fact
     assert {r["system"] for r in rows} == {trails.BEFORE, "s0", "s1"}
+    assert "episodes" not in paths
+    report.write_episodes = True
+    paths = write_outputs(report, tmp_path)
     assert json.loads(paths["episodes"].read_text())[0]["id"] == "ep01"
     md = paths["summary_md"].read_text()
     assert md.startswith("## Trails (issue #5)")
@@ -341,6 +344,7 @@ def _args(**kw: object) -> argparse.Namespace:
         "filler": 2,
         "embedder": "hashing",
         "quiet": True,
+        "episodes": False,
     }
     return argparse.Namespace(**{**base, **kw})
 

@@ -57,8 +57,9 @@ Metrics, per derivation type and overall, per deleter
 
 Outputs, in ``--out``: ``summary.md`` (also printed), ``summary.json``,
 ``facts.json`` (one row per deleter and fact; the questions, values and
-requests in it are synthetic benchmark data) and ``episodes.json`` (the
-generated data with its annotations). Progress lines carry ids and counts
+requests in it are synthetic benchmark data) and, with ``--episodes``,
+``episodes.json`` (the generated turns and annotations; the data digest in
+the summary identifies them, and the seed regenerates them). Progress lines carry ids and counts
 only. The run refuses network access (:func:`~unrecall.bench.common.network_guard`).
 """
 
@@ -600,6 +601,7 @@ class Report:
     seconds: float
     network_attempts: list[str]
     revision: str | None
+    write_episodes: bool = False  # episodes.json: 2-3 MB, regenerable from the seed
 
     @property
     def facts(self) -> list[Fact]:
@@ -910,14 +912,16 @@ def render_markdown(report: Report, command: str | None = None) -> str:
 
 
 def write_outputs(report: Report, out: Path) -> dict[str, Path]:
-    """Write summary.md, summary.json, facts.json and episodes.json into ``out``."""
+    """Write summary.md, summary.json, facts.json (and, when the report asks
+    for it, episodes.json) into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     paths = {
         "summary_md": out / "summary.md",
         "summary_json": out / "summary.json",
         "facts": out / "facts.json",
-        "episodes": out / "episodes.json",
     }
+    if report.write_episodes:
+        paths["episodes"] = out / "episodes.json"
     by_id = {f.id: f for f in report.facts}
     rows = [r.to_row(by_id[r.fact]) for run in [report.before, *report.runs] for r in run.results]
     paths["facts"].write_text(
@@ -926,11 +930,12 @@ def write_outputs(report: Report, out: Path) -> dict[str, Path]:
         + "\n]\n",
         encoding="utf-8",
     )
-    paths["episodes"].write_text(
-        json.dumps(episodes_json(report.episodes), ensure_ascii=False, separators=(",", ":"))
-        + "\n",
-        encoding="utf-8",
-    )
+    if report.write_episodes:
+        paths["episodes"].write_text(
+            json.dumps(episodes_json(report.episodes), ensure_ascii=False, separators=(",", ":"))
+            + "\n",
+            encoding="utf-8",
+        )
     paths["summary_json"].write_text(
         json.dumps(
             {**report.summary(), "network_attempt_list": report.network_attempts[:50]},
@@ -989,6 +994,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=["minilm", "hashing"],
         help="embedder of the stores (default: minilm; hashing only for quick checks)",
     )
+    p.add_argument(
+        "--episodes",
+        action="store_true",
+        help="also write episodes.json: the generated turns and annotations (2-3 MB)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -1029,4 +1039,5 @@ def run_cli(args: argparse.Namespace) -> int:
         k=args.k,
         progress=progress,
     )
+    report.write_episodes = bool(getattr(args, "episodes", False))
     return finish(report, Path(args.out), write_outputs, progress)
