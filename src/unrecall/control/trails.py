@@ -35,6 +35,7 @@ request's entities: what a reader could still piece together.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -44,7 +45,7 @@ from unrecall.control.operations import ControlPlane, Tenant
 from unrecall.dialogue.requests import language_of
 from unrecall.errors import InvalidInput
 from unrecall.recall.entities import EntityGraph
-from unrecall.recall.lexical import text_keys, words
+from unrecall.recall.lexical import content_words, text_keys, words
 from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE, STATES, ForgetReport
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
@@ -53,13 +54,22 @@ from unrecall.storage.base import MemoryRow, Storage, TurnRow
 # margin of the closest memory (a paraphrase of the fact scores ~0.5-0.7).
 DISCLOSURE_MIN = 0.35
 DISCLOSURE_MARGIN = 0.1
-MAX_DISCLOSURES = 3
 # Evidence thresholds (cosine to the request or a disclosure), by how many of
 # the fact's entities the memory names: two or more, one, none.
 LINK_MIN = 0.1
 ENTITY_MIN = 0.3
 RESTATE_MIN = 0.6
 POOL = 20  # memories closest in meaning, added to the entity expansion
+DISCLOSURE_POOL = 5  # closest candidates weighed for corroboration
+SUPPORT_WEIGHT = 0.05  # per log(1 + corroborating memories)
+# A word at most this many memories of the neighbourhood hold (or this share)
+# is rare; a memory sharing TERMS_MIN of the fact's rare words and at least
+# TERMS_CLOSE cosine supports it without naming its entities.
+RARE_MIN = 3
+RARE_SHARE = 0.05
+TERMS_MIN = 2
+TERMS_CLOSE = 0.3
+RERANK_MIN = 0.5  # a rerank hook's score that makes a candidate evidence
 RESOLVE_ROUNDS = 3  # role -> person -> kin -> their names
 LOOKUP = 2000  # memories read per name part, identifier or role word (best BM25 first)
 BUDGET = 12  # evidence turns one request may delete at most
@@ -106,8 +116,9 @@ class TrailForgetter:
         if not total:
             return TrailPlan()
         rows, graph, asked = self._resolve(tenant, request)
-        vecs = self.recall.vectors([request], rows)
-        disclosure = self._disclosure(rows, vecs[1:] @ vecs[0], graph, asked)
+        core = fact_of(request)
+        vecs = self.recall.vectors([core], rows)
+        disclosure = self._disclosure(rows, vecs[1:] @ vecs[0], graph, asked, _wants(core))
         fact = asked | {k for r in disclosure for k in graph.entities_of[r.id]}
         # second hop: what names the fact's entities, or restates a disclosure
         said = [d.text for d in disclosure]
@@ -119,35 +130,86 @@ class TrailForgetter:
         hub = max(HUB_MIN, HUB_SHARE * total)
         fact -= {k for k in fact - asked if len(graph.mentioned_in.get(k, ())) > hub}
         # closeness to the fact: the request or any disclosure, said otherwise
-        vecs = self.recall.vectors([request, *said], rows)
+        vecs = self.recall.vectors([core, *said], rows)
         close = (vecs[len(said) + 1 :] @ vecs[: len(said) + 1].T).max(axis=1)
-        index = {r.id: i for i, r in enumerate(rows)}
+        rare = _rare_terms(rows)
+        # the fact's own words: rare terms of the request and the disclosures
+        told = rare & set().union(*(content_words(t) for t in [core, *said]))
         taken = {r.id for r in disclosure}
-        nearest = {rows[i].id for i in np.argsort(-close)[:POOL]}
-        named = {r.id: graph.named_in(r.id, fact) for r in rows}
-        candidates = [
-            r for r in rows if r.id not in taken and (named[r.id] & fact or r.id in nearest)
-        ]
-        if self.rerank is not None and candidates:
-            scores = self.rerank(request, said, [r.text for r in candidates])
-            for r, score in zip(candidates, scores, strict=True):
-                close[index[r.id]] = float(score)
-        scored = []
-        for r in candidates:
-            links = len(named[r.id] & fact)
-            c = float(close[index[r.id]])
-            if (
-                (links >= 2 and c >= LINK_MIN)
-                or (links == 1 and c >= ENTITY_MIN)
-                or (c >= RESTATE_MIN)
-            ):
-                scored.append((links + c, r))
-        evidence = [r for _, r in sorted(scored, key=lambda x: (-x[0], x[1].id))]
+        if self.rerank is not None:
+            evidence = self._reranked(
+                self.rerank, request, said, rows, graph, fact, told, close, taken
+            )
+        else:
+            evidence = self._evidence(rows, graph, fact, told, close, taken)
+            # two hops: the entities the evidence adds (the head of design's
+            # employer, the father's doctor) reach the rest of the trail
+            further = {k for r in evidence for k in graph.entities_of[r.id]} - fact
+            further -= {k for k in further if len(graph.mentioned_in.get(k, ())) > hub}
+            if further:
+                taken |= {r.id for r in evidence}
+                evidence += self._evidence(rows, graph, further, told, close, taken, hop=2)
         turns = self._cut(disclosure, evidence, budget)
         kept = {t.id for t in turns}
         sources = self.storage.sources([r.id for r in evidence])
         evidence = [r for r in evidence if {t.id for t in sources[r.id]} & kept]
         return TrailPlan(fact, disclosure, evidence, turns)
+
+    @staticmethod
+    def _reranked(
+        rerank: Rerank,
+        request: str,
+        said: list[str],
+        rows: list[MemoryRow],
+        graph: EntityGraph,
+        fact: set[str],
+        told: set[str],
+        close: np.ndarray,
+        taken: set[int],
+    ) -> list[MemoryRow]:
+        """Evidence chosen by the rerank hook: the pool an expansion reaches
+        (what names the fact's entities, shares its words, or is closest in
+        meaning), kept where the hook scores it at least ``RERANK_MIN``."""
+        nearest = {int(i) for i in np.argsort(-close)[:POOL]}
+        pool = [
+            r
+            for i, r in enumerate(rows)
+            if r.id not in taken
+            and (i in nearest or graph.named_in(r.id, fact) & fact or content_words(r.text) & told)
+        ]
+        scores = [float(x) for x in rerank(request, said, [r.text for r in pool])]
+        ranked = sorted(zip(scores, pool, strict=True), key=lambda x: (-x[0], x[1].id))
+        return [r for score, r in ranked if score >= RERANK_MIN]
+
+    @staticmethod
+    def _evidence(
+        rows: list[MemoryRow],
+        graph: EntityGraph,
+        fact: set[str],
+        told: set[str],
+        close: np.ndarray,
+        taken: set[int],
+        hop: int = 1,
+    ) -> list[MemoryRow]:
+        """Memories that support the fact, best first: they link two of its
+        entities, or name one and share its rare words or meaning, or share
+        its words and meaning, or restate it. A second hop's entity alone is
+        not enough: it must come with the fact's words or meaning too."""
+        scored = []
+        for i, r in enumerate(rows):
+            if r.id in taken:
+                continue
+            links = len(graph.named_in(r.id, fact) & fact)
+            words = len(content_words(r.text) & told)
+            c = float(close[i])
+            if (
+                (hop == 1 and links >= 2 and c >= LINK_MIN)
+                or (links >= 1 and (words >= 1 or c >= ENTITY_MIN))
+                or (words >= TERMS_MIN and c >= TERMS_CLOSE)
+                or c >= RESTATE_MIN
+            ):
+                scored.append((links + words / TERMS_MIN + c, r))
+        return [r for _, r in sorted(scored, key=lambda x: (-x[0], x[1].id))]
 
     def _resolve(
         self, tenant: Tenant, request: str
@@ -196,20 +258,48 @@ class TrailForgetter:
 
     @staticmethod
     def _disclosure(
-        rows: list[MemoryRow], to_request: np.ndarray, graph: EntityGraph, asked: set[str]
+        rows: list[MemoryRow],
+        to_request: np.ndarray,
+        graph: EntityGraph,
+        asked: set[str],
+        wants: str | None,
     ) -> list[MemoryRow]:
-        """The memories that state the fact: closest to the request, naming
-        one of its entities when it names any."""
+        """The memories that state the fact: among the closest to the request
+        (naming one of its entities when it names any), the one the rest of
+        the store corroborates -- whose other entities and rare words recur
+        in memories that also name the request's entities ("Dr Fontaine
+        settled my dad on 1000 mg of metformin", not "a dose of sunshine is
+        what my dad needs"); then any as close as it."""
         order = [int(i) for i in np.argsort(-to_request)]
         eligible = [i for i in order if not asked or graph.entities_of[rows[i].id] & asked]
-        if not eligible or to_request[eligible[0]] < DISCLOSURE_MIN:
-            return []
-        best = float(to_request[eligible[0]])
-        return [
-            rows[i]
-            for i in eligible[:MAX_DISCLOSURES]
-            if to_request[i] >= max(DISCLOSURE_MIN, best - DISCLOSURE_MARGIN)
+        eligible = [i for i in eligible if to_request[i] >= DISCLOSURE_MIN][:DISCLOSURE_POOL]
+        # a statement of the fact holds its value: a number for "how much"
+        # or "when", a name the request does not say for "who"
+        typed = [
+            i
+            for i in eligible
+            if (wants != "number" or re.search(r"\d", rows[i].text))
+            and (wants != "name" or graph.entities_of[rows[i].id] - asked)
         ]
+        eligible = typed or eligible
+        if not eligible:
+            return []
+        rare = _rare_terms(rows)
+        around = [r for r in rows if not asked or graph.entities_of[r.id] & asked]
+
+        def support(i: int) -> int:
+            own = (graph.entities_of[rows[i].id] - asked, content_words(rows[i].text) & rare)
+            return sum(
+                1
+                for r in around
+                if r.id != rows[i].id
+                and (graph.entities_of[r.id] & own[0] or content_words(r.text) & own[1])
+            )
+
+        score = {i: float(to_request[i]) + SUPPORT_WEIGHT * np.log1p(support(i)) for i in eligible}
+        best = max(eligible, key=lambda i: (score[i], -i))
+        # one statement of the fact; a restatement of it is taken as evidence
+        return [rows[best]]
 
     def _cut(
         self, disclosure: list[MemoryRow], evidence: list[MemoryRow], budget: int
@@ -315,3 +405,48 @@ def _entity_digests(recall: Recall, keys: set[str]) -> list[str]:
         else:
             out += [recall.hasher.key(f"part:{p}") for p in key.split()]
     return out
+
+
+def _rare_terms(rows: list[MemoryRow]) -> set[str]:
+    """Content words few of these memories share: the words that tie a
+    trail together ("metformin", "1,550") rather than the chat's own."""
+    df = Counter(w for r in rows for w in content_words(r.text))
+    most = max(RARE_MIN, RARE_SHARE * len(rows))
+    return {w for w, n in df.items() if n <= most}
+
+
+_FRAME = re.compile(
+    r"^.*?\b(?:forget|delete|erase|remove|drop|wipe|scrub|purge|scrap|bin)\b"
+    r"(?:\s+(?:all\s+|everything\s+)?about|\s+(?:the\s+)?(?:thing|stuff)\s+about"
+    r"|\s+what\s+i\s+(?:said|told\s+you)\s+about)?\s*",
+    re.IGNORECASE,
+)
+
+
+def fact_of(request: str) -> str:
+    """The fact a request names, without its frame: "Please forget what
+    dose my dad is on." -> "what dose my dad is on"; "Forget the clinic
+    costs, Victor would hate it" -> "the clinic costs"."""
+    rest = _FRAME.sub("", request.strip(), count=1)
+    rest = re.split(r",\s|[.!?;](?:\s|$)", rest, maxsplit=1)[0].strip(" .!?")
+    return rest if words(rest) else request
+
+
+_WANTS_NUMBER = re.compile(
+    r"\b(?:how\s+(?:much|many|long|old)|when|cost|costs|debt|owes?|price|numbers?|size|dose|"
+    r"salary|amount|total|dates?)\b",
+    re.IGNORECASE,
+)
+_WANTS_NAME = re.compile(
+    r"\b(?:who|whom|whose|name|which\s+(?:company|firm|person)|funding|funds|suing|behind|"
+    r"belongs|owning|owns|backing)\b",
+    re.IGNORECASE,
+)
+
+
+def _wants(fact: str) -> str | None:
+    """What kind of value a request's fact holds: "number" (how much, when,
+    the dose), "name" (who, which company), or None."""
+    if _WANTS_NUMBER.search(fact):
+        return "number"
+    return "name" if _WANTS_NAME.search(fact) else None

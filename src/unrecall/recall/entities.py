@@ -51,7 +51,9 @@ _ROLE_AFTER = re.compile(
     + _ROLE
     + r"(?=\s*[,.;:!?)]|\s*$|\s+(?:who|and|is|was|has|had|said)\b)"
 )
-_ROLE_BEFORE = re.compile(r"\b(?:our|my|the)\s+" + _ROLE + r",?\s+" + _SLOT.format("n"))
+_ROLE_BEFORE = re.compile(
+    r"\b(?:our|my|the)\s+" + _ROLE + r",?\s+" + _SLOT.format("n"), re.IGNORECASE
+)
 # "Ravi and his wife Nina" / "Ravi's wife Nina" / "Nina, Ravi's wife"
 _KIN_AND = re.compile(
     _SLOT.format("a") + r"\s+and\s+(?:his|her|their)\s+" + _KIN + r",?\s+" + _SLOT.format("b")
@@ -60,10 +62,36 @@ _KIN_OF = re.compile(_SLOT.format("a") + r"['’]s\s+" + _KIN + r",?\s+" + _SLOT
 _KIN_APPOSITION = re.compile(
     _SLOT.format("b") + r",\s+" + _SLOT.format("a") + r"['’]s\s+" + _KIN + r"\b"
 )
-# In a request: "our CFO's wife", "Ravi's wife", "my landlord".
+# In a request: "our CFO's wife", "Ravi's wife", "my boss' sister".
 _REFERENCE = re.compile(
     r"(?P<head>\b" + _OWNERS + r"\s+[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?|§\d+§)"
-    r"(?P<chain>(?:['’]s\s+[a-z]+(?:-in-law)?)*)"
+    r"(?P<chain>(?:['’]s?\s+[a-z]+(?:-in-law)?)*)"
+)
+_CHAIN_LINK = re.compile(r"['’]s?\s+([a-z]+(?:-in-law)?)")
+# The user's own people, named or not: "my dad" is one person across the
+# dialogue even when his name is never said. Spelling variants share a key.
+_PEOPLE = {
+    **dict.fromkeys(("mum", "mom", "mother", "mam"), "mother"),
+    **dict.fromkeys(("dad", "father"), "father"),
+    **dict.fromkeys(("co-founder", "cofounder"), "co-founder"),
+    **dict.fromkeys(("neighbour", "neighbor"), "neighbour"),
+    **dict.fromkeys(("flatmate", "roommate", "housemate"), "flatmate"),
+    **dict.fromkeys(("gp", "doctor"), "doctor"),
+    **{
+        w: w
+        for w in """brother sister son daughter wife husband partner boyfriend girlfriend
+        fiance fiancee cousin uncle aunt niece nephew grandma grandmother grandpa grandfather
+        grandson granddaughter stepdad stepmum stepmother stepfather brother-in-law
+        sister-in-law mother-in-law father-in-law son-in-law daughter-in-law boss manager
+        landlord landlady lawyer solicitor therapist accountant ceo cfo cto colleague
+        coworker ex""".split()
+    },
+}
+_MY_PERSON = re.compile(
+    r"\b(?:my|our)\s+("
+    + "|".join(sorted(map(re.escape, _PEOPLE), key=len, reverse=True))
+    + r")(?![\w-])(?!,?\s+§)",
+    re.IGNORECASE,
 )
 
 
@@ -127,9 +155,15 @@ class EntityGraph:
                     continue
                 if len(span.surface) > len(graph.names.get(key, "")):
                     graph.names[key] = span.surface
-            found = {k for k in keys if k is not None} | {f"id:{k}" for k in identifier_keys(text)}
+            found = (
+                {k for k in keys if k is not None}
+                | {f"id:{k}" for k in identifier_keys(text)}
+                | _my_people(_slotted(text, spans))
+            )
             for k in found:
-                graph.names.setdefault(k, k[3:] if k.startswith("id:") else k)
+                graph.names.setdefault(
+                    k, f"my {k[3:]}" if k.startswith("my:") else k[3:] if k.startswith("id:") else k
+                )
                 graph.mentioned_in[k].add(mid)
             graph.entities_of[mid] = found
             graph.unsure_of[mid] = [
@@ -141,7 +175,30 @@ class EntityGraph:
                         graph.edges[frozenset((a, b))].add(mid)
             graph._read_aliases(mid, text, spans, keys)
             graph._read_relations(mid, text, spans, keys)
+        graph._name_my_people()
         return graph
+
+    def _name_my_people(self) -> None:
+        """ "my sister-in-law" is Hannah wherever the dialogue said "my
+        sister-in-law Hannah" (one such person only): her mentions join."""
+        for key in [k for k in self.mentioned_in if k.startswith("my:")]:
+            named = {
+                e
+                for role, owners in self.aliases.items()
+                if "|" not in role and _PEOPLE.get(role) == key[3:]
+                for e in owners
+            }
+            if len(named) != 1:
+                continue
+            (person,) = named
+            for mid in self.mentioned_in.pop(key):
+                self.entities_of[mid] = (self.entities_of[mid] - {key}) | {person}
+                self.mentioned_in[person].add(mid)
+                for other in self.entities_of[mid] - {person}:
+                    self.edges[frozenset((person, other))].add(mid)
+            self.names.pop(key, None)
+            for pair in [p for p in self.edges if key in p]:
+                del self.edges[pair]
 
     def _read_relations(
         self, mid: int, text: str, spans: list[_Span], keys: list[str | None]
@@ -218,9 +275,9 @@ class EntityGraph:
                     {span.key} if span.key in self.mentioned_in else known.get(span.parts[0], set())
                 )
             else:
-                heads = self._role(head)
+                heads = self._role(head) or (_my_people(head) & set(self.mentioned_in))
             found |= heads  # "our CFO's wife" refers to the CFO too
-            for kin in re.findall(r"['’]s\s+([a-z]+(?:-in-law)?)", m.group("chain")):
+            for kin in _CHAIN_LINK.findall(m.group("chain")):
                 heads = {b for a in heads for b in self.aliases.get(f"{a}|{kin}", {})}
                 found |= heads
         return found
@@ -304,6 +361,12 @@ def _read(text: str) -> list[_Span]:
             tail = _Span(m.start + gap.end(), m.end, surface[gap.end() :], parts[1:])
         spans.append(_Span(m.start, m.end, surface, parts, initial, tail))
     return spans
+
+
+def _my_people(slotted: str) -> set[str]:
+    """Keys of the user's own people a text names without a name ("my dad"
+    -> ``my:father``); "my dad Paul" is Paul, not one of these."""
+    return {f"my:{_PEOPLE[m.group(1).casefold()]}" for m in _MY_PERSON.finditer(slotted)}
 
 
 def _known(spans: list[_Span], inside: set[str], names: set[str]) -> list[_Span]:
