@@ -6,24 +6,30 @@ dinner the CFO and his wife hosted, which together still say it. Similarity
 to the request does not reach that evidence (it shares the request's people
 and firms, not its words); the entities do.
 
-The plan, deterministic:
+The plan, deterministic, reads only the request's neighbourhood through
+the indexes (no scan of the store):
 
-1. **Entities of the request** -- its names, identifiers and role
-   references ("our CFO's wife"), resolved through the entity graph of the
-   tenant's memories (``recall.entities``).
-2. **Disclosure** -- the memories that state the fact: the closest in
-   meaning to the request (within ``DISCLOSURE_MARGIN`` of the best, above
-   ``DISCLOSURE_MIN``) that name one of its entities. Their entities join
-   the request's ("the firm we hired" is Arden Advisory, named there).
-3. **Candidates** -- entity expansion: memories naming a request entity
-   (one hop) or an entity the disclosure names beside them (two hops),
-   together with the ``POOL`` memories closest in meaning.
-4. **Evidence** -- a candidate that links two of the fact's entities and is
-   on its topic at all (``LINK_MIN``), one that names one entity and is
-   close to the fact (``ENTITY_MIN``), or one that names none but restates
-   it (``RESTATE_MIN``). Closeness is the best cosine to the request and to
-   each disclosure. An optional ``rerank`` hook (an LLM, off by default) may
-   replace these closeness scores.
+1. **Entities of the request** -- its names, identifiers, role and kin
+   references ("our CFO's wife", "my dad"), resolved through the entity
+   graph (``recall.entities``) of the memories that name them, round by
+   round (a role leads to a person, a person to their kin).
+2. **Disclosure** -- the memory that states the fact. The request without
+   its frame ("what dose my dad is on") is compared with the memories naming
+   its entities; among the ``DISCLOSURE_POOL`` closest (at least
+   ``DISCLOSURE_MIN``) that hold the kind of value asked for (a number for
+   "how much", a new name for "who"), the one the store corroborates most
+   (its other entities and rare words recur in memories about the request's
+   entities). Its entities join the request's.
+3. **Candidates** -- entity expansion: memories naming the fact's entities
+   (one hop from the request, two through the disclosure), with the
+   ``POOL`` memories closest to the request or the disclosure.
+4. **Evidence** -- a candidate that links two of the fact's entities
+   (``LINK_MIN``), or names one and shares the fact's rare words or says
+   something close to it once the names are masked (``GIST_MIN``: "someone
+   got a puppy" is not "someone owes me 3,100 dollars"), or shares its rare
+   words and meaning, or restates it (``RESTATE_MIN``); then a second hop
+   from the entities that evidence adds, which must bring the fact's words.
+   An optional ``rerank`` hook (an LLM, off by default) decides instead.
 5. **The cut** -- the source turns of the disclosure and of the evidence,
    best first, at most ``budget`` evidence turns: deleted with closure (every
    memory derived from them goes), in one transaction, physically erased.
@@ -50,14 +56,15 @@ from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE, STATES, ForgetReport
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
 
-# Cosine of the disclosure to the request: at least this, and within the
-# margin of the closest memory (a paraphrase of the fact scores ~0.5-0.7).
+# Least cosine of the disclosure to the request's fact (a paraphrase ~0.5-0.7).
 DISCLOSURE_MIN = 0.35
-DISCLOSURE_MARGIN = 0.1
-# Evidence thresholds (cosine to the request or a disclosure), by how many of
-# the fact's entities the memory names: two or more, one, none.
+# Evidence thresholds: cosine to the fact (the request's or the disclosure's)
+# of a memory linking two of its entities; of one naming an entity, in the
+# residual report; of what a memory naming one says, names masked; of a
+# memory naming none that restates it.
 LINK_MIN = 0.1
 ENTITY_MIN = 0.3
+GIST_MIN = 0.3  # cosine of what a memory says of the fact's people, names masked
 RESTATE_MIN = 0.6
 POOL = 20  # memories closest in meaning, added to the entity expansion
 DISCLOSURE_POOL = 5  # closest candidates weighed for corroboration
@@ -136,19 +143,31 @@ class TrailForgetter:
         # the fact's own words: rare terms of the request and the disclosures
         told = rare & set().union(*(content_words(t) for t in [core, *said]))
         taken = {r.id for r in disclosure}
+        # what a memory naming the fact's entities says of them, names masked
+        linked = [i for i, r in enumerate(rows) if graph.named_in(r.id, fact) & fact]
+        gist = np.zeros(len(rows), dtype=np.float32)
+        if linked:
+            masked = self.recall.embed(
+                [graph.masked(t) for t in [core, *said]]
+                + [graph.masked(rows[i].text) for i in linked]
+            )
+            n = len(said) + 1
+            gist[linked] = (masked[n:] @ masked[:n].T).max(axis=1)
         if self.rerank is not None:
             evidence = self._reranked(
                 self.rerank, request, said, rows, graph, fact, told, close, taken
             )
         else:
-            evidence = self._evidence(rows, graph, fact, told, close, taken)
+            evidence = self._evidence(rows, graph, fact, told, close, gist, taken)
             # two hops: the entities the evidence adds (the head of design's
             # employer, the father's doctor) reach the rest of the trail
             further = {k for r in evidence for k in graph.entities_of[r.id]} - fact
             further -= {k for k in further if len(graph.mentioned_in.get(k, ())) > hub}
             if further:
                 taken |= {r.id for r in evidence}
-                evidence += self._evidence(rows, graph, further, told, close, taken, hop=2)
+                evidence += self._evidence(
+                    rows, graph, further, told, close, np.zeros_like(gist), taken, hop=2
+                )
         turns = self._cut(disclosure, evidence, budget)
         kept = {t.id for t in turns}
         sources = self.storage.sources([r.id for r in evidence])
@@ -188,6 +207,7 @@ class TrailForgetter:
         fact: set[str],
         told: set[str],
         close: np.ndarray,
+        gist: np.ndarray,
         taken: set[int],
         hop: int = 1,
     ) -> list[MemoryRow]:
@@ -204,7 +224,8 @@ class TrailForgetter:
             c = float(close[i])
             if (
                 (hop == 1 and links >= 2 and c >= LINK_MIN)
-                or (links >= 1 and (words >= 1 or c >= ENTITY_MIN))
+                or (links >= 1 and words >= 1)
+                or (links >= 1 and float(gist[i]) >= GIST_MIN)
                 or (words >= TERMS_MIN and c >= TERMS_CLOSE)
                 or c >= RESTATE_MIN
             ):

@@ -311,6 +311,18 @@ class EntityGraph:
         """Entities mentioned together with ``key`` in some memory."""
         return {k for mid in self.mentioned_in.get(key, ()) for k in self.entities_of[mid]} - {key}
 
+    def masked(self, text: str) -> str:
+        """``text`` with the names the graph knows replaced by "someone": what
+        it says about them, for comparing predicates rather than names
+        ("Hannah got a puppy" is not "Hannah owes me 3,100 dollars")."""
+        known = self._known_parts()
+        spans = [s for s in _read(text) if all(p in known for p in s.parts)]
+        out, last = [], 0
+        for span in spans:
+            out += [text[last : span.start], "someone"]
+            last = span.end
+        return "".join([*out, text[last:]])
+
     def named_in(self, mid: int, context: set[str]) -> set[str]:
         """Entities memory ``mid`` names, reading a lone part it left
         unresolved as the one entity of ``context`` that holds it: in a
