@@ -104,3 +104,23 @@ def test_demo_runs_and_every_check_holds(capsys: pytest.CaptureFixture[str]) -> 
     status, out, _ = run(capsys, "demo")
     assert status == 0
     assert "Every check held." in out
+
+
+def test_entities_residual_and_trail_forget(db: str, capsys: pytest.CaptureFixture[str]) -> None:
+    common = ["--db", db, "--user", "ana"]
+    for text in (
+        "Ravi Shah, our CFO, signed off on hiring Arden Advisory.",
+        "Arden Advisory's filing lists Nina Shah as sole owner.",
+        "Ravi and his wife Nina are hosting the offsite dinner.",
+        "Turns out Arden Advisory is owned by Nina Shah, Ravi's wife!",
+    ):
+        run(capsys, "add", text, *common)
+    status, out, _ = run(capsys, "entities", *common)
+    assert status == 0 and "Ravi Shah (cfo)" in out and "Nina Shah (Ravi Shah's wife)" in out
+    request = "Forget that the firm we hired belongs to our CFO's wife"
+    status, out, _ = run(capsys, "residual", request, *common, "--json")
+    assert status == 0 and len(json.loads(out)) == 4
+    status, out, _ = run(capsys, "forget", request, *common)
+    assert status == 0 and out.startswith("forget: 4 turns") and "Nina" not in out
+    status, out, _ = run(capsys, "forget", request, *common, "--budget", "-1")
+    assert status == 2

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from unrecall.control.trails import BUDGET
 from unrecall.errors import UnrecallError
 from unrecall.memory import Memory, default_path
 from unrecall.records import STATES
@@ -96,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p = cmd("purge", "hard-delete what TARGET names (id or exact phrase)")
     p.add_argument("target")
+    p = cmd("forget", "forget a fact and the trail it could be pieced together from")
+    p.add_argument("request", help='e.g. "forget that the firm we hired is our CFO\'s wife\'s"')
+    p.add_argument("--budget", type=int, default=BUDGET, help="evidence turns at most")
+    p = cmd("residual", "surviving memories that still connect a request's entities")
+    p.add_argument("request")
+    cmd("entities", "the entity graph: names, aliases, memories, related names")
     p = cmd("expire", "release (or --purge) memories past their expiry")
     p.add_argument("--purge", action="store_true")
     p = cmd("history", "audit events of a memory (never its text)")
@@ -147,6 +154,9 @@ def _run(mem: Memory, args: argparse.Namespace) -> tuple[Any, int]:
         "release": lambda: mem.release(args.target, **_scope(args)),
         "restore": lambda: mem.restore(args.id, **_scope(args)),
         "purge": lambda: mem.purge(args.target, **_scope(args)),
+        "forget": lambda: mem.forget(args.request, budget=args.budget, **_scope(args)),
+        "residual": lambda: [m.to_dict() for m in mem.residual(args.request, **_scope(args))],
+        "entities": lambda: [e.to_dict() for e in mem.entities(**_scope(args))],
         "expire": lambda: mem.expire(purge=args.purge),
         "history": lambda: [e.to_dict() for e in mem.history(args.id, **_scope(args))],
         "export": lambda: mem.export(**_scope(args)),
@@ -175,7 +185,19 @@ def _print(command: str, result: Any, as_json: bool) -> None:
             print(f"{i}. [{h['score']:.4f}] {h['text']}  ({h['id']})")
         if not result:
             print("(no memories)")
-    elif command in ("get-all",):
+    elif command == "forget":
+        print(
+            f"forget: {result['turns_removed']} turns, {result['count']} memories removed"
+            f" ({result['collateral']} collateral); {len(result['residual'])} surviving"
+            " memories still connect its entities"
+        )
+    elif command == "entities":
+        for e in result:
+            aliases = f" ({', '.join(e['aliases'])})" if e["aliases"] else ""
+            print(f"{e['name']}{aliases}: {len(e['memories'])} memories")
+        if not result:
+            print("(no entities)")
+    elif command in ("get-all", "residual"):
         for m in result:
             print(f"{m['id']}  {m['state']:<10} {m['text']}")
         if not result:
