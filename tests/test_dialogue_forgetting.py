@@ -407,3 +407,30 @@ def test_more_windows() -> None:
     assert datetime.fromtimestamp(start, UTC).strftime("%d %b") == "01 Mar"
     start, end = window("the stuff I told you over the weekend", T0)  # type: ignore[misc]
     assert datetime.fromtimestamp(start, UTC).strftime("%a %d") == "Sat 28"
+
+
+def test_a_persons_new_state_replaces_that_state_only(mem: Memory) -> None:
+    # "my cousin Bruno" / "my dad" are people, not values: the slot is what
+    # the clause says of them; other facts about them stay (they had gone,
+    # and the old address had become "68 Harbour View lives at 12 Mill Lane")
+    say(mem, "user", "My cousin Bruno is a chef in Lyon.")
+    say(mem, "user", "My cousin Bruno lives at 12 Mill Lane.")
+    say(mem, "user", "My dad takes 100 mg of lamotrigine.")
+    say(mem, "user", "My dad loves fishing.")
+    say(mem, "user", "My cousin Bruno lives at 68 Harbour View now.", session="s2")
+    say(mem, "user", "My dad is on 150 mg of lamotrigine now.", session="s2")
+    texts = {m.text for m in mem.get_all(user_id=U)}
+    assert {"My cousin Bruno is a chef in Lyon.", "My dad loves fishing."} <= texts
+    assert "12 mill lane" not in held(mem) and "100 mg" not in held(mem)
+    assert "My cousin Bruno lives at 68 Harbour View now." in texts
+
+
+def test_a_change_called_off_changes_nothing(mem: Memory) -> None:
+    say(mem, "user", "My mum takes 100 mg of lamotrigine.")
+    report = say(
+        mem,
+        "user",
+        "The plan to switch my mum from lamotrigine to valproate was withdrawn, she stays as is.",
+    )
+    assert report.requests == []
+    assert "My mum takes 100 mg of lamotrigine." in {m.text for m in mem.get_all(user_id=U)}

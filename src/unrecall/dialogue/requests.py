@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from unrecall.dialogue import idioms
 from unrecall.dialogue.windows import window
 from unrecall.recall.categories import categories as english_categories
+from unrecall.recall.entities import names_a_person
 from unrecall.recall.lexical import normalize, words
 
 KINDS = ("factual", "compositional", "category", "inferential", "temporal", "replacement")
@@ -1443,6 +1444,8 @@ def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
         if not target or target.casefold() in _PRONOUNS:
             continue  # "I'm not keen on it": a later rule may name "it"
         new_value = groups.get("new")
+        if rule.hint == _REPLACE and new_value and _CALLED_OFF.search(turn, m.start()):
+            continue  # "the plan to switch her from A to B was withdrawn"
         if rule.hint == _REPLACE and new_value:
             kind = "replacement"
             new_value = _clean(new_value, lang)
@@ -1489,9 +1492,8 @@ def _replacement(lang: _Language, turn: str) -> ForgetRequest | None:
         m = next(
             (c for c in change.finditer(turn) if not _NEGATED.search(turn, 0, c.start())), None
         )
-        if m is None:
-            continue
-
+        if m is None or _CALLED_OFF.search(turn, m.start()):
+            continue  # "the plan to switch her from A to B was withdrawn"
         new_value = _clean(m.group("new"), lang)
         if not new_value or new_value.casefold() in _NOT_VALUES:
             continue  # "it's useless now" judges the old value, names no new one
@@ -1523,11 +1525,20 @@ def _old_value(lang: _Language, turn: str, change: re.Match[str]) -> str | None:
     if rejected is not None:
         return _clean(rejected.group("old"), lang)
     slot = _SLOT.search(turn[: change.start("new")])
-    if slot is not None:
+    # "my dad is on 150 mg now": a person is no value; the slot is what the
+    # clause says of them ("my dad is on"), read from the change itself
+    if slot is not None and not names_a_person(slot.group(0)):
         return _clean(_NEW_ADJECTIVE.sub("", slot.group(0)), lang)
     return None
 
 
+# A change said and then called off changes nothing.
+_CALLED_OFF = re.compile(
+    r"\b(?:was|were|got|has\s+been|have\s+been)\s+(?:withdrawn|cancell?ed|called\s+off|dropped|"
+    r"scrapped|shelved|rejected)\b|\b(?:fell\s+through|didn't\s+happen|not\s+going\s+ahead|"
+    r"stays?\s+(?:as\s+is|the\s+same|where\s+(?:it|he|she|they)\s+(?:is|are)))\b",
+    re.IGNORECASE,
+)
 _WAS_NOT = re.compile(
     r"\b(?:isn't|is\s+not|aren't|are\s+not)\s+(?P<old>[^,;!?]+?)\s+any\s*(?:more|longer)\b",
     re.IGNORECASE,

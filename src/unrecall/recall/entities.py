@@ -375,6 +375,14 @@ def _read(text: str) -> list[_Span]:
     return spans
 
 
+def names_a_person(phrase: str) -> bool:
+    """True when a possessive phrase names a person ("my dad", "my cousin
+    Bruno"), not one of their attributes ("my email", "my dose")."""
+    return any(w.casefold() in _PEOPLE for w in re.findall(r"[\w-]+", phrase)) or any(
+        m.start > 0 for m in mentions(phrase)
+    )
+
+
 def _my_people(slotted: str) -> set[str]:
     """Keys of the user's own people a text names without a name ("my dad"
     -> ``my:father``); "my dad Paul" is Paul, not one of these."""
