@@ -108,3 +108,16 @@ def test_an_unresolved_part_is_read_in_the_context_of_a_fact() -> None:
     assert g.entities_of[3] == set()  # two Ninas: unresolved on its own
     assert g.named_in(3, {"nina sah", "ravi sah"}) == {"nina sah"}
     assert g.named_in(3, {"nina sah", "nina patel"}) == set()  # still two
+
+
+def test_roles_said_with_as_and_adjectives() -> None:
+    g = EntityGraph.build(
+        [
+            (1, "Confidential: Sofia Chen has agreed to join as head of design."),
+            (2, "We hired Dev Rao as our new CTO."),
+        ]
+    )
+    assert g.resolve("Forget who our new head of design is going to be.") == {"sofia cen"}
+    assert g.resolve("forget the name of our next head of design") == {"sofia cen"}
+    assert g.resolve("forget our CTO") == {"dev rao"}
+    assert "cto" not in g.mentioned_in  # "our new CTO" is a role, not a name

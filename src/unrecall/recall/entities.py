@@ -38,7 +38,10 @@ _OWNERS = r"(?:our|my|the|their|his|her)"
 # A role: one to three words, stopping before punctuation or a clause word.
 _CLAUSE_WORD = r"(?:is|was|who|and|has|had|to|at|for|in|on|said)\b"
 _ROLE = r"(?P<role>[A-Za-z][\w-]*(?:\s+(?!" + _CLAUSE_WORD + r")[a-z][\w-]*){0,2})"
-_POSSESSOR = re.compile(r"\b(?:our|my|their|his|her|your)$", re.IGNORECASE)
+_POSSESSOR = re.compile(
+    r"\b(?:our|my|their|his|her|your)(?:\s+(?:new|next|old|former|current|acting|interim))?$",
+    re.IGNORECASE,
+)
 _SLOT = r"§(?P<{0}>\d+)§"
 _RELATION_WORDS = 5  # at most this many words between two names make a relation
 _KIN = r"(?P<kin>[a-z]+(?:-in-law)?)"
@@ -50,6 +53,14 @@ _ROLE_AFTER = re.compile(
     + r"\s+"
     + _ROLE
     + r"(?=\s*[,.;:!?)]|\s*$|\s+(?:who|and|is|was|has|had|said)\b)"
+)
+# "Sofia Chen has agreed to join as head of design", "hired Dev Rao as our CTO"
+_ROLE_AS = re.compile(
+    _SLOT.format("n")
+    + r"(?:\s+[\w'-]+){0,5}?\s+as\s+(?:our\s+|the\s+|a\s+|my\s+)?"
+    + r"(?P<role>(?:new\s+|next\s+)?[A-Za-z][\w-]*(?:\s+(?!"
+    + _CLAUSE_WORD
+    + r")[a-z][\w-]*){0,3})(?=\s*[,.;:!?)]|\s*$)"
 )
 _ROLE_BEFORE = re.compile(
     r"\b(?:our|my|the)\s+" + _ROLE + r",?\s+" + _SLOT.format("n"), re.IGNORECASE
@@ -64,7 +75,11 @@ _KIN_APPOSITION = re.compile(
 )
 # In a request: "our CFO's wife", "Ravi's wife", "my boss' sister".
 _REFERENCE = re.compile(
-    r"(?P<head>\b" + _OWNERS + r"\s+[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?|§\d+§)"
+    r"(?P<head>\b"
+    + _OWNERS
+    + r"\s+[A-Za-z][\w-]*(?:\s+(?!"
+    + _CLAUSE_WORD
+    + r"|going\b|be\b|(?:our|my|the|their|his|her)\b)[a-z][\w-]*){0,3}|§\d+§)"
     r"(?P<chain>(?:['’]s?\s+[a-z]+(?:-in-law)?)*)"
 )
 _CHAIN_LINK = re.compile(r"['’]s?\s+([a-z]+(?:-in-law)?)")
@@ -96,7 +111,13 @@ _MY_PERSON = re.compile(
 
 
 def _fold_role(role: str) -> str:
-    return " ".join(role.casefold().split())
+    """A role as compared: casefolded, without "new", "next", "former"..."""
+    return _ROLE_ADJECTIVES.sub("", " ".join(role.casefold().split())).strip()
+
+
+_ROLE_ADJECTIVES = re.compile(
+    r"^(?:(?:new|next|old|former|current|future|incoming|acting|interim)\s+)+"
+)
 
 
 @dataclass
@@ -242,7 +263,7 @@ class EntityGraph:
         self, mid: int, text: str, spans: list[_Span], keys: list[str | None]
     ) -> None:
         slotted = _slotted(text, spans)
-        for rx in (_ROLE_AFTER, _ROLE_BEFORE):
+        for rx in (_ROLE_AFTER, _ROLE_BEFORE, _ROLE_AS):
             for m in rx.finditer(slotted):
                 key = keys[int(m.group("n"))]
                 if key is not None:
@@ -285,9 +306,10 @@ class EntityGraph:
     def _role(self, phrase: str) -> set[str]:
         """Entities a role phrase names ("our CFO", "my accountant")."""
         role = _fold_role(re.sub(r"^" + _OWNERS + r"\s+", "", phrase, flags=re.IGNORECASE))
-        for words in (role, role.split()[0] if role else ""):
-            if words and words in self.aliases:
-                return set(self.aliases[words])
+        words = role.split()
+        for n in range(len(words), 0, -1):  # "head of design is" -> "head of design"
+            if " ".join(words[:n]) in self.aliases:
+                return set(self.aliases[" ".join(words[:n])])
         return set()
 
     def _known_parts(self) -> dict[str, set[str]]:
