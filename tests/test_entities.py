@@ -121,3 +121,10 @@ def test_roles_said_with_as_and_adjectives() -> None:
     assert g.resolve("forget the name of our next head of design") == {"sofia cen"}
     assert g.resolve("forget our CTO") == {"dev rao"}
     assert "cto" not in g.mentioned_in  # "our new CTO" is a role, not a name
+
+
+def test_context_settles_a_lone_part_only_between_few_and_not_the_users_own() -> None:
+    texts = [(i, f"Met Nina {s} today.") for i, s in enumerate(["Shah", "Silva", "Okafor"], 1)]
+    g = EntityGraph.build([*texts, (4, "Nina owns the backend."), (5, "My roommate Nina cooks.")])
+    assert g.named_in(4, {"nina sah"}) == set()  # one of three Ninas: unsettled
+    assert g.named_in(5, {"nina sah"}) == set()  # the user's roommate, not Nina Shah

@@ -43,6 +43,9 @@ _POSSESSOR = re.compile(
     re.IGNORECASE,
 )
 _SLOT = r"§(?P<{0}>\d+)§"
+# At most this many full names may share a lone part for the context to settle it.
+UNSURE_OPTIONS = 2
+_OWN_PERSON = re.compile(r"\b(?:my|our)\s+[\w-]+,?\s*$", re.IGNORECASE)
 _RELATION_WORDS = 5  # at most this many words between two names make a relation
 _KIN = r"(?P<kin>[a-z]+(?:-in-law)?)"
 # "Ravi Shah, our CFO," / "Ravi Shah is our CFO" / "our CFO, Ravi Shah"
@@ -187,8 +190,14 @@ class EntityGraph:
                 )
                 graph.mentioned_in[k].add(mid)
             graph.entities_of[mid] = found
+            # a lone part the context may settle: not one of many ("Nina"
+            # among five Ninas), not the user's own ("my roommate Nina")
             graph.unsure_of[mid] = [
-                full[span.parts[0]] for span, key in zip(spans, keys, strict=True) if key is None
+                full[span.parts[0]]
+                for span, key in zip(spans, keys, strict=True)
+                if key is None
+                and len(full[span.parts[0]]) <= UNSURE_OPTIONS
+                and not _OWN_PERSON.search(text[: span.start])
             ]
             for a in found:
                 for b in found:
