@@ -51,7 +51,7 @@ from unrecall.control.operations import ControlPlane, Tenant
 from unrecall.dialogue.requests import language_of
 from unrecall.errors import InvalidInput
 from unrecall.recall.entities import EntityGraph
-from unrecall.recall.lexical import content_words, text_keys, words
+from unrecall.recall.lexical import STOPWORDS, content_words, stem, text_keys, words
 from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE, STATES, ForgetReport
 from unrecall.storage.base import MemoryRow, Storage, TurnRow
@@ -139,9 +139,10 @@ class TrailForgetter:
         # closeness to the fact: the request or any disclosure, said otherwise
         vecs = self.recall.vectors([core, *said], rows)
         close = (vecs[len(said) + 1 :] @ vecs[: len(said) + 1].T).max(axis=1)
-        rare = _rare_terms(rows)
-        # the fact's own words: rare terms of the request and the disclosures
-        told = rare & set().union(*(content_words(t) for t in [core, *said]))
+        # the fact's own words: those of the request and the disclosures that
+        # few memories of the whole store hold ("custody", "lamotrigine");
+        # names are not words here, they count as entity links
+        told = self._rare_words(tenant, [graph.masked(t) for t in [core, *said]], total)
         taken = {r.id for r in disclosure}
         # what a memory naming the fact's entities says of them, names masked
         linked = [i for i, r in enumerate(rows) if graph.named_in(r.id, fact) & fact]
@@ -254,6 +255,20 @@ class TrailForgetter:
             graph = EntityGraph.build((r.id, r.text) for r in rows)
             asked = graph.resolve(request)
         return rows, graph, asked
+
+    def _rare_words(self, tenant: Tenant, texts: list[str], total: int) -> set[str]:
+        """Stems of the words of ``texts`` that at most ``RARE_SHARE`` of the
+        tenant's memories (and at least ``RARE_MIN``) hold, counted in the
+        full-text index."""
+        most = max(RARE_MIN, int(RARE_SHARE * total))
+        out = set()
+        for w in dict.fromkeys(w for t in texts for w in words(t)):
+            if w in STOPWORDS or len(w) < 3:
+                continue
+            hits = self.storage.lexical(tenant.id, [self.recall.hasher.term(w)], most + 1)
+            if len(hits) <= most:
+                out.add(stem(w))
+        return out
 
     def _nearest(self, tenant: Tenant, texts: list[str]) -> set[int]:
         """Ids of the active memories the hybrid recall ranks best for each text."""

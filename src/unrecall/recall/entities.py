@@ -343,7 +343,8 @@ class EntityGraph:
         return {k for mid in self.mentioned_in.get(key, ()) for k in self.entities_of[mid]} - {key}
 
     def masked(self, text: str) -> str:
-        """``text`` with the names the graph knows replaced by "someone": what
+        """``text`` with the names the graph knows (and "my mum", "our CFO")
+        replaced by "someone": what
         it says about them, for comparing predicates rather than names
         ("Hannah got a puppy" is not "Hannah owes me 3,100 dollars")."""
         known = self._known_parts()
@@ -352,7 +353,8 @@ class EntityGraph:
         for span in spans:
             out += [text[last : span.start], "someone"]
             last = span.end
-        return "".join([*out, text[last:]])
+        # and the user's own people: "my mum is learning the cello"
+        return _MY_PERSON.sub("someone", "".join([*out, text[last:]]))
 
     def named_in(self, mid: int, context: set[str]) -> set[str]:
         """Entities memory ``mid`` names, reading a lone part it left
