@@ -125,7 +125,9 @@ class TrailForgetter:
         rows, graph, asked = self._resolve(tenant, request)
         core = fact_of(request)
         vecs = self.recall.vectors([core], rows)
-        disclosure = self._disclosure(rows, vecs[1:] @ vecs[0], graph, asked, _wants(core))
+        disclosure = self._disclosure(
+            rows, vecs[1:] @ vecs[0], graph, asked, _wants(core), graph.spelled(request)
+        )
         fact = asked | {k for r in disclosure for k in graph.entities_of[r.id]}
         # second hop: what names the fact's entities, or restates a disclosure
         said = [d.text for d in disclosure]
@@ -299,6 +301,7 @@ class TrailForgetter:
         graph: EntityGraph,
         asked: set[str],
         wants: str | None,
+        spelled: set[str],
     ) -> list[MemoryRow]:
         """The memories that state the fact: among the closest to the request
         (naming one of its entities when it names any), the one the rest of
@@ -310,12 +313,13 @@ class TrailForgetter:
         eligible = [i for i in order if not asked or graph.entities_of[rows[i].id] & asked]
         eligible = [i for i in eligible if to_request[i] >= DISCLOSURE_MIN][:DISCLOSURE_POOL]
         # a statement of the fact holds its value: a number for "how much"
-        # or "when", a name the request does not say for "who"
+        # or "when", a name the request does not spell for "who" (one it
+        # reaches through a role may be the value: "our next head of design")
         typed = [
             i
             for i in eligible
             if (wants != "number" or re.search(r"\d", rows[i].text))
-            and (wants != "name" or graph.entities_of[rows[i].id] - asked)
+            and (wants != "name" or graph.entities_of[rows[i].id] - spelled)
         ]
         eligible = typed or eligible
         if not eligible:

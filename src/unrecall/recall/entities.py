@@ -283,19 +283,25 @@ class EntityGraph:
                 if a is not None and b is not None:
                     self.aliases[f"{a}|{m.group('kin')}"].setdefault(b, set()).add(mid)
 
+    def spelled(self, text: str) -> set[str]:
+        """The entities a text names outright: its names and identifiers (no
+        role or kin reference)."""
+        known = self._known_parts()
+        found: set[str] = set()
+        for span in _known(_read(text), set(known), set(self.mentioned_in)):
+            if span.key in self.mentioned_in:
+                found.add(span.key)
+            elif len(span.parts) == 1 and span.parts[0] in known:
+                found |= known[span.parts[0]]
+        return found | {f"id:{k}" for k in identifier_keys(text) if f"id:{k}" in self.mentioned_in}
+
     def resolve(self, text: str) -> set[str]:
         """The entities a text (a request, a question) refers to: its names,
         identifiers and role references ("our CFO's wife") resolved through
         the aliases the memories established."""
         known = self._known_parts()
         spans = _known(_read(text), set(known), set(self.mentioned_in))
-        found: set[str] = set()
-        for span in spans:
-            if span.key in self.mentioned_in:
-                found.add(span.key)
-            elif len(span.parts) == 1 and span.parts[0] in known:
-                found |= known[span.parts[0]]
-        found |= {f"id:{k}" for k in identifier_keys(text) if f"id:{k}" in self.mentioned_in}
+        found = self.spelled(text)
         slotted = _slotted(text, spans)
         for m in _REFERENCE.finditer(slotted):
             head = m.group("head")
