@@ -84,3 +84,21 @@ def test_split_clauses_name_what_they_lean_on(text: str, clauses: list[str]) -> 
 )
 def test_dotted_dates_stay_in_their_sentence(text: str, clauses: list[str]) -> None:
     assert split_clauses(text) == clauses
+
+
+@pytest.mark.parametrize(
+    "text, clauses",
+    [
+        (
+            "Had coffee with Mateo Mendes; Calloway Systems keeps him busy running design.",
+            [
+                "Had coffee with Mateo Mendes",
+                "Calloway Systems keeps Mateo Mendes busy running design.",
+            ],
+        ),
+        ("I met the new plumber and I like him", ["I met the new plumber", "I like him"]),
+    ],
+)
+def test_him_stands_for_the_name_in_the_object_only(text: str, clauses: list[str]) -> None:
+    # it had become "Calloway Systems keeps coffee with Mateo Mendes busy"
+    assert split_clauses(text) == clauses

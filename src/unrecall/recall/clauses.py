@@ -49,8 +49,8 @@ _CLAUSE_OPENERS = frozenset(
 )
 _POSSESSIVES = {"his", "her", "their", "its"}
 # "... and I see him on Thursdays": the pronoun stands for the first
-# clause's object, which the split clause then names.
-_OBJECT_PRONOUNS = {"him", "them", "it"}
+# clause's object (for "him", the name in it), which the split clause names.
+_NAME_RUN = re.compile(r"\b[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*")
 # A sentence ends at . ! ? before a capital, or before a lowercase word when
 # it ends a word ("... in Moreno Valley. mi familia es de ..."): chat skips
 # capitals, but "2. tv." and "approx. 3" are no ends.
@@ -172,7 +172,12 @@ def split_clauses(text: str) -> list[str]:
         for piece in pieces[1:]:
             clause = _resolve(piece.strip().rstrip(",;"), subject, owner)
             if obj:
-                clause = re.sub(r"\b(?:him|them|it)\b", obj, clause, count=1)
+                # "him" stands for a person: the name in the object ("had coffee
+                # with Mateo Mendes; Calloway keeps him busy"), never the rest
+                names = _NAME_RUN.findall(obj)
+                if names:
+                    clause = re.sub(r"\bhim\b", names[-1].strip(), clause, count=1)
+                clause = re.sub(r"\b(?:them|it)\b", obj, clause, count=1)
             out.append(clause)
     clauses = [c for c in out if c]
     return clauses if len(clauses) > 1 else [text]
