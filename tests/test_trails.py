@@ -176,3 +176,23 @@ def test_entities_lists_the_graph_and_forgets_with_it(mem: Memory) -> None:
     names = {e.name for e in mem.entities(user_id=U)}
     assert "Nina Shah" not in names and "Nina Patel" in names
     assert mem.entities(user_id="nobody") == []
+
+
+def test_an_identifier_said_beside_a_person_joins_the_fact(mem: Memory) -> None:
+    # the handle is the bridge: "Mateo Mendes posts as @mmendes_works" makes
+    # code signed "@mmendes_works" part of what says who was hired
+    for i, text in enumerate(
+        [
+            "Found Mateo Mendes' blog, he posts as @mmendes_works.",
+            "The head of design finalist signs every code sample as @mmendes_works.",
+            "Bought a new kettle, the old one leaked.",
+            "Confidential: Mateo Mendes has agreed to join as head of design.",
+        ]
+    ):
+        mem.add(text, user_id=U, timestamp=T0 + i * DAY)
+    plan = mem.trails.plan(mem._existing(U, None, None), "forget who our next head of design is")
+    assert any(k.startswith("id:") for k in plan.entities)
+    left = {m.text for m in mem.get_all(user_id=U)}
+    assert "Bought a new kettle, the old one leaked." in left
+    mem.forget("forget who our next head of design is", user_id=U)
+    assert {m.text for m in mem.get_all(user_id=U)} == {"Bought a new kettle, the old one leaked."}

@@ -64,6 +64,7 @@ DISCLOSURE_MIN = 0.35
 # memory naming none that restates it.
 LINK_MIN = 0.1
 ENTITY_MIN = 0.3
+LINK_WORDS = 1  # rare words of the fact a memory naming one of its entities shares
 GIST_MIN = 0.3  # cosine of what a memory says of the fact's people, names masked
 RESTATE_MIN = 0.6
 POOL = 20  # memories closest in meaning, added to the entity expansion
@@ -138,6 +139,15 @@ class TrailForgetter:
         graph = EntityGraph.build((r.id, r.text) for r in rows)
         hub = max(HUB_MIN, HUB_SHARE * total)
         fact -= {k for k in fact - asked if len(graph.mentioned_in.get(k, ())) > hub}
+        # an identifier said beside one of the fact's people is one more name
+        # of theirs ("Mateo Mendes' blog is mmendes-works")
+        fact |= {
+            k
+            for e in fact
+            if not e.startswith("id:")
+            for k in graph.neighbours(e)
+            if k.startswith("id:") and len(graph.mentioned_in.get(k, ())) <= hub
+        }
         # closeness to the fact: the request or any disclosure, said otherwise
         vecs = self.recall.vectors([core, *said], rows)
         close = (vecs[len(said) + 1 :] @ vecs[: len(said) + 1].T).max(axis=1)
@@ -227,7 +237,7 @@ class TrailForgetter:
             c = float(close[i])
             if (
                 (hop == 1 and links >= 2 and c >= LINK_MIN)
-                or (links >= 1 and words >= 1)
+                or (links >= 1 and words >= LINK_WORDS)
                 or (links >= 1 and float(gist[i]) >= GIST_MIN)
                 or (words >= TERMS_MIN and c >= TERMS_CLOSE)
                 or c >= RESTATE_MIN

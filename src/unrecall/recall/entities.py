@@ -163,7 +163,7 @@ class EntityGraph:
             for _, _, spans in read
             for s in spans
             if len(s.parts) > 1
-            for p in (s.tail.parts if s.tail and looks_like_verb(s.parts[0]) else s.parts)
+            for p in (_trimmed(s, names) or s).parts
         }
         read = [(mid, text, _known(spans, inside, names)) for mid, text, spans in read]
         full: dict[str, set[str]] = defaultdict(set)  # part -> full keys holding it
@@ -404,7 +404,9 @@ def _read(text: str) -> list[_Span]:
         before = text[: m.start].rstrip(" \"'(“")
         if not parts or (len(parts) == 1 and _POSSESSOR.search(before)):
             continue
-        initial = not before[-1:].isalnum() and before[-1:] != ","
+        # a sentence's first word: at the start, or after . ! ? (not after
+        # "Confidential:" or a comma, where a capital is a name's)
+        initial = before == "" or before[-1] in ".!?\n"
         surface = re.sub(r"['’]s$", "", text[m.start : m.end])
         tail = None
         if initial and len(parts) > 1 and (gap := re.search(r"[\s-]+", surface)):
@@ -434,14 +436,24 @@ def _known(spans: list[_Span], inside: set[str], names: set[str]) -> list[_Span]
     holds the name parts, ``names`` the names seen inside a sentence."""
     out = []
     for span in spans:
-        if span.initial and span.parts[0] not in inside:
-            first = span.surface.split()[0].casefold()
-            if span.tail is None:
-                continue
-            if looks_like_verb(first) or span.tail.key in names:
-                span = span.tail
+        trimmed = _trimmed(span, names)
+        if trimmed is not None:
+            span = trimmed
+        elif span.initial and span.parts[0] not in inside and span.tail is None:
+            continue  # "Booked a room": a capitalised first word, no name
         out.append(span)
     return out
+
+
+def _trimmed(span: _Span, names: set[str]) -> _Span | None:
+    """A sentence-initial run without its first word, when that word is a
+    verb ("Paid Marco Rossi") or the rest is a name said elsewhere ("Found
+    Mateo Mendes' blog"); else None."""
+    if not (span.initial and span.tail is not None):
+        return None
+    if looks_like_verb(span.surface.split()[0].casefold()) or span.tail.key in names:
+        return span.tail
+    return None
 
 
 def _slotted(text: str, spans: list[_Span]) -> str:
