@@ -196,3 +196,26 @@ def test_an_identifier_said_beside_a_person_joins_the_fact(mem: Memory) -> None:
     assert "Bought a new kettle, the old one leaked." in left
     mem.forget("forget who our next head of design is", user_id=U)
     assert {m.text for m in mem.get_all(user_id=U)} == {"Bought a new kettle, the old one leaked."}
+
+
+def test_turns_removed_counts_a_repeating_reply_left_empty(mem: Memory) -> None:
+    # the reply repeats the other clause of a cut turn; that clause goes by
+    # closure, the reply has nothing left and goes too: it is counted
+    episode(mem)
+    mem.add(
+        [
+            {
+                "role": "user",
+                "content": "Nina Shah owns Arden Advisory and my sister lands Sunday.",
+            },
+            {"role": "assistant", "content": "Noted, your sister lands Sunday."},
+        ],
+        user_id=U,
+        session_id="s9",
+        timestamp=T0 + 40 * DAY,
+    )
+    before = {t["text"] for t in mem.export(user_id=U)["turns"]}
+    report = mem.forget(REQUEST, user_id=U)
+    after = {t["text"] for t in mem.export(user_id=U)["turns"]}
+    assert "Noted, your sister lands Sunday." in before - after
+    assert len(before) - len(after) == report.turns_removed

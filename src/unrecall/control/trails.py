@@ -387,6 +387,8 @@ class TrailForgetter:
             }
             self.storage.delete_memories([r.id for r in rows])
             self.storage.delete_turns(turn_ids)
+            # a turn left with none of its memories goes too: count it
+            orphaned = [t for t in others.values() if not self.storage.derived([t.id])]
             self.control._scrub_turns(list(others.values()))
             residual = self.residual(tenant, request)
             chosen = {r.id for r in plan.disclosure + plan.evidence}
@@ -398,7 +400,7 @@ class TrailForgetter:
                 removed=[r.uid for r in rows],
                 rewritten=[],
                 created=[],
-                turns_removed=len(turn_ids),
+                turns_removed=len(turn_ids) + len(orphaned),
                 request_turn="",
                 residual=[r.uid for r in residual],
                 collateral=len({r.id for r in rows} - chosen),
@@ -406,10 +408,10 @@ class TrailForgetter:
             self.control.audit.record(
                 tenant.key,
                 "forget_trail",
-                [*report.removed, *(t.uid for t in plan.turns)],
+                [*report.removed, *(t.uid for t in plan.turns), *(t.uid for t in orphaned)],
                 {
                     "removed": len(rows),
-                    "turns": len(turn_ids),
+                    "turns": report.turns_removed,
                     "disclosures": len(plan.disclosure),
                     "evidence": len(plan.evidence),
                     "entities": len(plan.entities),
