@@ -128,3 +128,20 @@ def test_context_settles_a_lone_part_only_between_few_and_not_the_users_own() ->
     g = EntityGraph.build([*texts, (4, "Nina owns the backend."), (5, "My roommate Nina cooks.")])
     assert g.named_in(4, {"nina sah"}) == set()  # one of three Ninas: unsettled
     assert g.named_in(5, {"nina sah"}) == set()  # the user's roommate, not Nina Shah
+
+
+def test_a_distinctive_role_names_its_one_owner_in_context() -> None:
+    g = EntityGraph.build(
+        [
+            (1, "Confidential: Sofia Chen has agreed to join as head of design."),
+            (2, "Reference checks on the head of design finalist came back glowing."),
+            (3, "Ravi Shah, our CFO, called."),
+            (4, "Our CFO hates spreadsheets."),
+            (5, "Leila Haddad is my sister."),
+            (6, "My sister called."),  # a kin word is no distinctive role
+        ]
+    )
+    assert g.named_in(2, {"sofia cen"}) == {"sofia cen"}
+    assert g.named_in(2, {"ravi sah"}) == set()  # only in the context of its owner
+    assert g.named_in(4, {"ravi sah"}) == {"ravi sah"}
+    assert g.entities_of[2] == set()  # not a mention of her on its own

@@ -206,7 +206,33 @@ class EntityGraph:
             graph._read_aliases(mid, text, spans, keys)
             graph._read_relations(mid, text, spans, keys)
         graph._name_my_people()
+        graph._read_role_mentions(items)
         return graph
+
+    def _read_role_mentions(self, items: list[tuple[int, str]]) -> None:
+        """Memories that name a person only by a role the dialogue gave them
+        ("the head of design finalist" once "Sofia Chen ... joins as head of
+        design"): the role's one owner, settled by context like a lone name.
+        Only distinctive roles: two words or more, or an acronym (CFO)."""
+        roles = {
+            role: next(iter(owners))
+            for role, owners in self.aliases.items()
+            if "|" not in role
+            and len(owners) == 1
+            and (" " in role or len(role) <= 4)
+            and role not in _PEOPLE
+        }
+        if not roles:
+            return
+        rx = re.compile(
+            r"\b(" + "|".join(sorted(map(re.escape, roles), key=len, reverse=True)) + r")\b",
+            re.IGNORECASE,
+        )
+        for mid, text in items:
+            owners = {roles[m.group(1).casefold()] for m in rx.finditer(text)}
+            owners -= self.entities_of.get(mid, set())
+            if owners:
+                self.unsure_of.setdefault(mid, []).extend({o} for o in owners)
 
     def _name_my_people(self) -> None:
         """ "my sister-in-law" is Hannah wherever the dialogue said "my
