@@ -219,3 +219,18 @@ def test_turns_removed_counts_a_repeating_reply_left_empty(mem: Memory) -> None:
     after = {t["text"] for t in mem.export(user_id=U)["turns"]}
     assert "Noted, your sister lands Sunday." in before - after
     assert len(before) - len(after) == report.turns_removed
+
+
+def test_an_aside_in_the_request_is_not_the_fact(mem: Memory) -> None:
+    # "Ines would hate that it's stored" says why, not what: the costs go,
+    # what is said of Ines stays
+    for i, text in enumerate(
+        [
+            "Ines Duarte loves hiking in the Alps.",
+            "Paid 3,400 euros to Kingsley Fertility Clinic for the first consultation.",
+            "Total at Kingsley Fertility Clinic so far: 11,700 euros, and no baby yet.",
+        ]
+    ):
+        mem.add(text, user_id=U, timestamp=T0 + i * DAY)
+    mem.forget("Forget the clinic costs, Ines would hate that it's stored.", user_id=U)
+    assert {m.text for m in mem.get_all(user_id=U)} == {"Ines Duarte loves hiking in the Alps."}

@@ -251,13 +251,16 @@ class TrailForgetter:
         """The request's neighbourhood, its graph and the entities it names.
         A role leads to a person, a person to their kin ("our CFO's wife"):
         each round reads the memories naming what the last one resolved."""
+        # the fact, not an aside ("forget the clinic costs, Ines would hate
+        # that it's stored" is about the costs, not about Ines)
+        fact = fact_of(request)
         ids = self._nearest(tenant, [request]) | self._naming(
-            tenant, _request_digests(self.recall, request)
+            tenant, _request_digests(self.recall, fact)
         )
         for _ in range(RESOLVE_ROUNDS):
             rows = self._rows(tenant, ids)
             graph = EntityGraph.build((r.id, r.text) for r in rows)
-            asked = graph.resolve(request)
+            asked = graph.resolve(fact)
             more = self._naming(tenant, _entity_digests(self.recall, asked)) - ids
             if not more:
                 break
@@ -265,7 +268,7 @@ class TrailForgetter:
         else:
             rows = self._rows(tenant, ids)
             graph = EntityGraph.build((r.id, r.text) for r in rows)
-            asked = graph.resolve(request)
+            asked = graph.resolve(fact)
         return rows, graph, asked
 
     def _rare_words(self, tenant: Tenant, texts: list[str], total: int) -> set[str]:
