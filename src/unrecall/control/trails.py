@@ -80,7 +80,7 @@ TERMS_CLOSE = 0.3
 RERANK_MIN = 0.5  # a rerank hook's score that makes a candidate evidence
 RESOLVE_ROUNDS = 3  # role -> person -> kin -> their names
 LOOKUP = 2000  # memories read per name part, identifier or role word (best BM25 first)
-BUDGET = 12  # evidence turns one request may delete at most
+BUDGET = 10  # evidence turns one request may delete at most
 # An entity the disclosure names that more than this share of the memories
 # (and more than HUB_MIN) also name -- the user's own company, their partner
 # -- links everything: it is not one of the fact's entities.
