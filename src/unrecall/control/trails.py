@@ -123,8 +123,8 @@ class TrailForgetter:
         total = self.storage.count_memories(tenant.id)
         if not total:
             return TrailPlan()
-        rows, graph, asked = self._resolve(tenant, request)
         core = fact_of(request)
+        rows, graph, asked = self._resolve(tenant, request, core)
         vecs = self.recall.vectors([core], rows)
         disclosure = self._disclosure(
             rows, vecs[1:] @ vecs[0], graph, asked, _wants(core), graph.spelled(request)
@@ -140,7 +140,7 @@ class TrailForgetter:
         hub = max(HUB_MIN, HUB_SHARE * total)
         fact -= {k for k in fact - asked if len(graph.mentioned_in.get(k, ())) > hub}
         # an identifier said beside one of the fact's people is one more name
-        # of theirs ("Mateo Mendes' blog is mmendes-works")
+        # of theirs ("Mateo Mendes posts as @mmendes_works")
         fact |= {
             k
             for e in fact
@@ -156,21 +156,12 @@ class TrailForgetter:
         # names are not words here, they count as entity links
         told = self._rare_words(tenant, [graph.masked(t) for t in [core, *said]], total)
         taken = {r.id for r in disclosure}
-        # what a memory naming the fact's entities says of them, names masked
-        linked = [i for i, r in enumerate(rows) if graph.named_in(r.id, fact) & fact]
-        gist = np.zeros(len(rows), dtype=np.float32)
-        if linked:
-            masked = self.recall.embed(
-                [graph.masked(t) for t in [core, *said]]
-                + [graph.masked(rows[i].text) for i in linked]
-            )
-            n = len(said) + 1
-            gist[linked] = (masked[n:] @ masked[:n].T).max(axis=1)
         if self.rerank is not None:
             evidence = self._reranked(
                 self.rerank, request, said, rows, graph, fact, told, close, taken
             )
         else:
+            gist = self._gist(rows, graph, fact, [core, *said])
             evidence = self._evidence(rows, graph, fact, told, close, gist, taken)
             # two hops: the entities the evidence adds (the head of design's
             # employer, the father's doctor) reach the rest of the trail
@@ -186,6 +177,20 @@ class TrailForgetter:
         sources = self.storage.sources([r.id for r in evidence])
         evidence = [r for r in evidence if {t.id for t in sources[r.id]} & kept]
         return TrailPlan(fact, disclosure, evidence, turns)
+
+    def _gist(
+        self, rows: list[MemoryRow], graph: EntityGraph, fact: set[str], about: list[str]
+    ) -> np.ndarray:
+        """Per row, the cosine of what a memory naming the fact's entities
+        says of them to what the fact says, names masked (0 for the others)."""
+        linked = [i for i, r in enumerate(rows) if graph.named_in(r.id, fact) & fact]
+        gist = np.zeros(len(rows), dtype=np.float32)
+        if linked:
+            masked = self.recall.embed(
+                [graph.masked(t) for t in about] + [graph.masked(rows[i].text) for i in linked]
+            )
+            gist[linked] = (masked[len(about) :] @ masked[: len(about)].T).max(axis=1)
+        return gist
 
     @staticmethod
     def _reranked(
@@ -246,14 +251,13 @@ class TrailForgetter:
         return [r for _, r in sorted(scored, key=lambda x: (-x[0], x[1].id))]
 
     def _resolve(
-        self, tenant: Tenant, request: str
+        self, tenant: Tenant, request: str, fact: str
     ) -> tuple[list[MemoryRow], EntityGraph, set[str]]:
         """The request's neighbourhood, its graph and the entities it names.
         A role leads to a person, a person to their kin ("our CFO's wife"):
         each round reads the memories naming what the last one resolved."""
-        # the fact, not an aside ("forget the clinic costs, Ines would hate
-        # that it's stored" is about the costs, not about Ines)
-        fact = fact_of(request)
+        # the entities of the fact (``fact_of``), not of an aside: "forget the
+        # clinic costs, Ines would hate that it's stored" is about the costs
         ids = self._nearest(tenant, [request]) | self._naming(
             tenant, _request_digests(self.recall, fact)
         )
@@ -429,7 +433,7 @@ class TrailForgetter:
         """Surviving memories that still connect the request's entities: two
         of them named together, or one named in a memory close to the
         request -- what a reader could still piece the fact together from."""
-        rows, graph, asked = self._resolve(tenant, request)
+        rows, graph, asked = self._resolve(tenant, request, fact_of(request))
         linked = [r for r in rows if graph.entities_of[r.id] & asked]
         if not linked:
             return []
