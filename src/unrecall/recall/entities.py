@@ -14,8 +14,13 @@ memory that goes takes its part of the graph with it (closure).
   to the one that shares the text's other entities when several do (a Nina
   in HR is another Nina), or stays a name of its own.
 - **Aliases** are role references the dialogue established: "Ravi Shah, our
-  CFO" or "our CFO Ravi Shah" make "our cfo" name Ravi Shah; "Ravi and his
-  wife Nina" makes Nina "Ravi's wife", so "our CFO's wife" resolves to her.
+  CFO", "our CFO Ravi Shah" or "hired Ravi Shah as CFO" make "cfo" name Ravi
+  Shah; "Ravi and his wife Nina" makes Nina "Ravi's wife", so "our CFO's
+  wife" resolves to her. The user's own people are entities even unnamed
+  ("my dad"), and join their name when the dialogue gave one ("my sister
+  Leila"). A lone part or a distinctive role ("the head of design
+  finalist") that cannot be settled on its own is settled by the context
+  of a request (``named_in``).
 - **Edges** are co-mentions within one memory, and **relations** the
   stated ones ("Arden Advisory is owned by Nina Shah": ``is owned by``),
   each with the memories that say it as provenance.
