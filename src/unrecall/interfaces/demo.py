@@ -1,7 +1,8 @@
 """``unrecall demo``: a short scripted tour on a temporary store.
 
 Remember, recall, supersede, release/restore, purge with a look-alike
-neighbour, and a forensic scan of the raw files that proves the erasure.
+neighbour, a forensic scan of the raw files that proves the erasure, and a
+trail-aware forget of a secret that other memories could piece together.
 """
 
 from __future__ import annotations
@@ -21,6 +22,16 @@ FACTS = [
     "I'm allergic to peanuts",
     "My bank PIN is 4471",
 ]
+# A secret told once, and the trail it could be rebuilt from without it.
+TRAIL = [
+    "Ravi Shah, our CFO, signed off on hiring Arden Advisory himself.",
+    "Arden Advisory's filing lists Nina Shah as sole owner.",
+    "Ravi and his wife Nina are hosting the offsite dinner.",
+    "Booked a room at the Arden Hotel for the Leeds trip.",
+    "Nina Patel from HR sent the holiday rota.",
+    "Turns out Arden Advisory is owned by Nina Shah, Ravi's wife!",
+]
+SECRET = "Forget that the firm we hired belongs to our CFO's wife"
 
 
 def _say(text: str) -> None:
@@ -90,6 +101,25 @@ def run_demo() -> int:
             check = mem.verify_audit()
             print(f"   audit hash chain intact: {check.ok} ({check.events} events)")
             ok &= check.ok
+
+            _say("8. A secret told once, and the trail that could rebuild it")
+            for text in TRAIL:
+                print(f"   + {text}")
+                mem.add(text, user_id=USER)
+            before = len(mem.residual(SECRET, user_id=USER))
+            r = mem.forget(SECRET, user_id=USER)
+            print(f"   forget({SECRET!r})")
+            print(
+                f"   -> {r.turns_removed} source turns and {r.count} memories gone"
+                f" ({r.collateral} collateral); memories still linking its people: {before}"
+                f" before, {len(r.residual)} after"
+            )
+            left = {m.text for m in mem.get_all(user_id=USER)}
+            look_alikes = {TRAIL[3], TRAIL[4]} <= left  # another Arden, another Nina
+            print(f"   the Arden Hotel and Nina Patel still remembered: {look_alikes}")
+            erased = mem.verify_erased(["Nina Shah", "wife"]).clean
+            print(f"   'Nina Shah' and 'wife' bytes found on disk: {not erased}   (must be False)")
+            ok &= look_alikes and erased and not r.residual
         print("\n" + ("Every check held." if ok else "A CHECK FAILED."))
         return 0 if ok else 1
     finally:
