@@ -89,7 +89,7 @@ from unrecall.recall.lexical import (
     content_words,
     text_keys,
 )
-from unrecall.recall.names import echoed_names, mentions, name_keys
+from unrecall.recall.names import inner_names, mentions, name_keys, wrote_in_lowercase
 from unrecall.records import ACTIVE, STATES, ForgetReport
 from unrecall.storage.base import MemoryRow, TurnRow
 
@@ -205,7 +205,7 @@ class RequestExecutor:
         recent = self._said.get((tenant.key, session))
         if not recent:
             return []
-        keys = text_keys(text)
+        keys, names = text_keys(text), inner_names(text)  # the reply read once
         return [
             r.id
             for r in self.storage.memories_by_id(recent)
@@ -213,7 +213,7 @@ class RequestExecutor:
             and (
                 (keys & text_keys(r.text))
                 or content_overlap(text, r.text) >= _COPY_OVERLAP
-                or echoed_names(text, r.text)
+                or wrote_in_lowercase(names, r.text)
             )
         ]
 

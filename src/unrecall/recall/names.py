@@ -247,17 +247,21 @@ def name_keys(text: str) -> set[str]:
     return {k for m in mentions(text) for k in m.keys}
 
 
-def echoed_names(reply: str, said: str) -> list[str]:
-    """Names in ``reply`` that ``said`` wrote without capitals ("Tama from
-    bio" after "a crush on tama from bio"). A reply's first word is
-    capitalised anyway, so only names inside a sentence count."""
-    said_words = {_fold(w) for w in re.findall(r"[^\W\d_]+", said)}
+def inner_names(reply: str) -> list[tuple[str, ...]]:
+    """Folded parts of the names inside the sentences of ``reply`` (its
+    first word is capitalised anyway, so a name there is no evidence)."""
     return [
-        reply[m.start : m.end]
+        m.parts
         for m in mentions(reply)
         if reply[: m.start].rstrip(" \"'(")[-1:] not in ("", ".", "!", "?", ":")
-        and all(p in said_words for p in m.parts)
     ]
+
+
+def wrote_in_lowercase(names: list[tuple[str, ...]], said: str) -> bool:
+    """Whether ``said`` holds every part of one of ``names`` as plain words
+    ("Tama from bio" after "a crush on tama from bio")."""
+    said_words = {_fold(w) for w in re.findall(r"[^\W\d_]+", said)}
+    return any(all(p in said_words for p in parts) for parts in names)
 
 
 def query_name_keys(text: str) -> set[str]:
