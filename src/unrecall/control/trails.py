@@ -58,15 +58,9 @@ from unrecall.storage.base import MemoryRow, Storage, TurnRow
 
 # Least cosine of the disclosure to the request's fact (a paraphrase ~0.5-0.7).
 DISCLOSURE_MIN = 0.35
-# Evidence thresholds: cosine to the fact (the request's or the disclosure's)
-# of a memory linking two of its entities; of one naming an entity, in the
-# residual report; of what a memory naming one says, names masked; of a
-# memory naming none that restates it.
-LINK_MIN = 0.1
+# Of a memory naming one of the request's entities, the cosine to the
+# request that puts it in the residual report.
 ENTITY_MIN = 0.3
-LINK_WORDS = 1  # rare words of the fact a memory naming one of its entities shares
-GIST_MIN = 0.3  # cosine of what a memory says of the fact's people, names masked
-RESTATE_MIN = 0.6
 POOL = 20  # memories closest in meaning, added to the entity expansion
 DISCLOSURE_POOL = 5  # closest candidates weighed for corroboration
 SUPPORT_WEIGHT = 0.05  # per log(1 + corroborating memories)
@@ -75,8 +69,6 @@ SUPPORT_WEIGHT = 0.05  # per log(1 + corroborating memories)
 # TERMS_CLOSE cosine supports it without naming its entities.
 RARE_MIN = 3
 RARE_SHARE = 0.05
-TERMS_MIN = 2
-TERMS_CLOSE = 0.3
 RERANK_MIN = 0.5  # a rerank hook's score that makes a candidate evidence
 RESOLVE_ROUNDS = 3  # role -> person -> kin -> their names
 LOOKUP = 2000  # memories read per name part, identifier or role word (best BM25 first)
@@ -86,9 +78,47 @@ BUDGET = 10  # evidence turns one request may delete at most
 # -- links everything: it is not one of the fact's entities.
 HUB_SHARE = 0.25
 HUB_MIN = 20
+# The evidence score: a logistic model over what ties a candidate memory to
+# the fact (EVIDENCE_FEATURES, see ``evidence_features``). The weights were
+# fitted by ``python bench/trails_weights.py`` on development episodes of
+# ``unrecall bench trails`` (seeds 101-404), never on the reported seed 0;
+# a candidate scoring at least EVIDENCE_MIN is evidence.
+EVIDENCE_FEATURES = (
+    "links2",  # names two of the fact's entities
+    "links1",  # names one
+    "words",  # the fact's rare words it holds (up to 3)
+    "words_unnamed",  # the same, outside the names it holds
+    "close",  # cosine to the request or the disclosure
+    "close_rel",  # that, minus the closest candidate's
+    "gist",  # what it says of a fact's entity, names masked, against the fact
+    "echo",  # other memories naming the fact's entities that share its rare words
+    "value",  # holds a number where the request asks for one
+    "others",  # entities it names besides the fact's (up to 3)
+    "hop2",  # reached through an entity the evidence added
+    "wants_name",  # the request asks who or which
+    "wants_number",  # the request asks how much or when
+)
+EVIDENCE_WEIGHTS = np.array(
+    [2.607, 1.572, 0.869, 0.136, 3.525, 3.428, 1.328, 0.375, 3.406, 1.134, -0.429, 0.591, -1.166]
+)
+EVIDENCE_BIAS = -4.336
+EVIDENCE_MIN = 0.4
+ECHO_MAX = 4  # echoes counted at most
 
 # (request, disclosure texts, candidate texts) -> a closeness per candidate.
 Rerank = Callable[[str, list[str], list[str]], Sequence[float]]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A candidate memory of a plan: its row index and id, the hop that
+    reached it, its EVIDENCE_FEATURES and its evidence score."""
+
+    index: int
+    id: int
+    hop: int
+    features: np.ndarray
+    score: float
 
 
 @dataclass
@@ -100,6 +130,7 @@ class TrailPlan:
     disclosure: list[MemoryRow] = field(default_factory=list)
     evidence: list[MemoryRow] = field(default_factory=list)
     turns: list[TurnRow] = field(default_factory=list)
+    candidates: list[Scored] = field(default_factory=list)
 
 
 class TrailForgetter:
@@ -126,8 +157,9 @@ class TrailForgetter:
         core = fact_of(request)
         rows, graph, asked = self._resolve(tenant, request, core)
         vecs = self.recall.vectors([core], rows)
+        wants = _wants(core)
         disclosure = self._disclosure(
-            rows, vecs[1:] @ vecs[0], graph, asked, _wants(core), graph.spelled(request)
+            rows, vecs[1:] @ vecs[0], graph, asked, wants, graph.spelled(request)
         )
         fact = asked | {k for r in disclosure for k in graph.entities_of[r.id]}
         # second hop: what names the fact's entities, or restates a disclosure
@@ -156,27 +188,31 @@ class TrailForgetter:
         # names are not words here, they count as entity links
         told = self._rare_words(tenant, [graph.masked(t) for t in [core, *said]], total)
         taken = {r.id for r in disclosure}
+        scored: list[Scored] = []
         if self.rerank is not None:
             evidence = self._reranked(
                 self.rerank, request, said, rows, graph, fact, told, close, taken
             )
         else:
             gist = self._gist(rows, graph, fact, [core, *said])
-            evidence = self._evidence(rows, graph, fact, told, close, gist, taken)
+            scored = self._evidence(rows, graph, fact, told, close, gist, taken, wants)
+            evidence = _chosen(rows, scored)
             # two hops: the entities the evidence adds (the head of design's
             # employer, the father's doctor) reach the rest of the trail
             further = {k for r in evidence for k in graph.entities_of[r.id]} - fact
             further -= {k for k in further if len(graph.mentioned_in.get(k, ())) > hub}
             if further:
                 taken |= {r.id for r in evidence}
-                evidence += self._evidence(
-                    rows, graph, further, told, close, np.zeros_like(gist), taken, hop=2
+                more = self._evidence(
+                    rows, graph, further, told, close, np.zeros_like(gist), taken, wants, hop=2
                 )
+                scored += more
+                evidence += _chosen(rows, more)
         turns = self._cut(disclosure, evidence, budget)
         kept = {t.id for t in turns}
         sources = self.storage.sources([r.id for r in evidence])
         evidence = [r for r in evidence if {t.id for t in sources[r.id]} & kept]
-        return TrailPlan(fact, disclosure, evidence, turns)
+        return TrailPlan(fact, disclosure, evidence, turns, scored)
 
     def _gist(
         self, rows: list[MemoryRow], graph: EntityGraph, fact: set[str], about: list[str]
@@ -227,28 +263,21 @@ class TrailForgetter:
         close: np.ndarray,
         gist: np.ndarray,
         taken: set[int],
+        wants: str | None,
         hop: int = 1,
-    ) -> list[MemoryRow]:
-        """Memories that support the fact, best first: they link two of its
-        entities, or name one and share its rare words or meaning, or share
-        its words and meaning, or restate it. A second hop's entity alone is
-        not enough: it must come with the fact's words or meaning too."""
-        scored = []
-        for i, r in enumerate(rows):
-            if r.id in taken:
-                continue
-            links = len(graph.named_in(r.id, fact) & fact)
-            words = len(content_words(r.text) & told)
-            c = float(close[i])
-            if (
-                (hop == 1 and links >= 2 and c >= LINK_MIN)
-                or (links >= 1 and words >= LINK_WORDS)
-                or (links >= 1 and float(gist[i]) >= GIST_MIN)
-                or (words >= TERMS_MIN and c >= TERMS_CLOSE)
-                or c >= RESTATE_MIN
-            ):
-                scored.append((links + words / TERMS_MIN + c, r))
-        return [r for _, r in sorted(scored, key=lambda x: (-x[0], x[1].id))]
+    ) -> list[Scored]:
+        """Every candidate (the rows not ``taken``) with its features and its
+        evidence score, best first."""
+        idx = [i for i, r in enumerate(rows) if r.id not in taken]
+        if not idx:
+            return []
+        feats = evidence_features(rows, idx, graph, fact, told, close, gist, wants, hop)
+        scores = 1.0 / (1.0 + np.exp(-(feats @ EVIDENCE_WEIGHTS + EVIDENCE_BIAS)))
+        out = [
+            Scored(i, rows[i].id, hop, f, float(p))
+            for i, f, p in zip(idx, feats, scores, strict=True)
+        ]
+        return sorted(out, key=lambda c: (-c.score, c.id))
 
     def _resolve(
         self, tenant: Tenant, request: str, fact: str
@@ -444,6 +473,64 @@ class TrailForgetter:
             for r, c in zip(linked, close, strict=True)
             if len(graph.entities_of[r.id] & asked) >= 2 or c >= ENTITY_MIN
         ]
+
+
+def _chosen(rows: list[MemoryRow], scored: list[Scored]) -> list[MemoryRow]:
+    """The candidates that score as evidence, best first."""
+    return [rows[c.index] for c in scored if c.score >= EVIDENCE_MIN]
+
+
+def evidence_features(
+    rows: list[MemoryRow],
+    idx: list[int],
+    graph: EntityGraph,
+    fact: set[str],
+    told: set[str],
+    close: np.ndarray,
+    gist: np.ndarray,
+    wants: str | None,
+    hop: int,
+) -> np.ndarray:
+    """The EVIDENCE_FEATURES of ``rows[i]`` for each ``i`` in ``idx``.
+
+    Names alone tie distractors to a fact ("Hannah got a puppy" names the
+    debtor); what the memory says around them, whether other memories about
+    the fact's entities say it too (a trail is told more than once, an aside
+    once) and whether it holds the kind of value asked for separate them."""
+    links = [len(graph.named_in(rows[i].id, fact) & fact) for i in idx]
+    said = {
+        i: content_words(graph.masked(rows[i].text)) for i, n in zip(idx, links, strict=True) if n
+    }
+    # words few of the neighbourhood's memories hold, for echoes
+    df = Counter(w for r in rows for w in content_words(r.text))
+    rare = {w for w, n in df.items() if n <= max(RARE_MIN, RARE_SHARE * len(rows))}
+    holders: dict[str, set[int]] = {}
+    for i, ws in said.items():
+        for w in ws & rare:
+            holders.setdefault(w, set()).add(i)
+    top = max(float(close[i]) for i in idx)
+    out = np.zeros((len(idx), len(EVIDENCE_FEATURES)))
+    for row, (i, n) in enumerate(zip(idx, links, strict=True)):
+        text = rows[i].text
+        words = content_words(text) & told
+        unnamed = said.get(i, content_words(graph.masked(text)) if words else set())
+        echo = set().union(*(holders.get(w, set()) for w in said.get(i, set()) & rare)) - {i}
+        out[row] = (
+            n >= 2,
+            n >= 1,
+            min(len(words), 3),
+            min(len(unnamed & told), 3),
+            float(close[i]),
+            float(close[i]) - top,
+            float(gist[i]) if n else 0.0,
+            min(len(echo), ECHO_MAX) if n else 0,
+            wants == "number" and bool(re.search(r"\d", text)),
+            min(max(len(graph.entities_of[rows[i].id]) - n, 0), 3),
+            hop == 2,
+            wants == "name",
+            wants == "number",
+        )
+    return out
 
 
 def _request_digests(recall: Recall, request: str) -> list[str]:
