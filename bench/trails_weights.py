@@ -5,10 +5,11 @@ with a logistic model over ``EVIDENCE_FEATURES``. This script makes
 development episodes with the ``unrecall bench trails`` generator, plans
 every fact's forget, labels each candidate by the generator's truth (one of
 the fact's evidence or disclosure turns, or not) and fits the weights with
-scikit-learn's L2 logistic regression. It prints the constants to paste.
+scikit-learn's L2 logistic regression. It prints the constants, and with
+``--write`` puts them into ``control/trails.py``.
 
     pip install -e '.[tune]'
-    python bench/trails_weights.py [--seeds 101 202 303 404] [--facts-per-type 8]
+    python bench/trails_weights.py [--seeds 101 202 303 404] [--facts-per-type 8] [--write]
 
 Candidates of the second hop depend on the first hop's choice, so the fit
 runs in ``--rounds`` (each plans with the last round's weights). Seed 0 is
@@ -18,6 +19,7 @@ the reported seed of ``docs/benchmarks.md``: it is refused here.
 from __future__ import annotations
 
 import argparse
+import re
 import tempfile
 from pathlib import Path
 
@@ -31,6 +33,7 @@ from unrecall.control import trails
 from unrecall.recall.embedder import make_embedder
 
 REPORTED_SEED = 0
+SOURCE = Path(trails.__file__)
 
 
 def candidates(seeds: list[int], per_type: int, folder: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -60,6 +63,7 @@ def main() -> None:
     parser.add_argument("--facts-per-type", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--c", type=float, default=1.0, help="inverse L2 strength")
+    parser.add_argument("--write", action="store_true", help=f"update {SOURCE.name}")
     args = parser.parse_args()
     if REPORTED_SEED in args.seeds:
         parser.error("seed 0 is the reported seed; fit on development seeds only")
@@ -72,11 +76,18 @@ def main() -> None:
         trails.EVIDENCE_WEIGHTS = model.coef_[0]
         trails.EVIDENCE_BIAS = float(model.intercept_[0])
         print(f"round {round_ + 1}: {len(y)} candidates, {int(y.sum())} evidence")
-    print("EVIDENCE_WEIGHTS = np.array([")
+    weights = ", ".join(f"{w:.3f}" for w in trails.EVIDENCE_WEIGHTS)
+    constants = (
+        f"EVIDENCE_WEIGHTS = np.array([{weights}])\nEVIDENCE_BIAS = {trails.EVIDENCE_BIAS:.3f}"
+    )
     for name, w in zip(trails.EVIDENCE_FEATURES, trails.EVIDENCE_WEIGHTS, strict=True):
-        print(f"    {w:.3f},  # {name}")
-    print("])")
-    print(f"EVIDENCE_BIAS = {trails.EVIDENCE_BIAS:.3f}")
+        print(f"{name:>14} {w:+.3f}")
+    print(constants)
+    if args.write:
+        text = SOURCE.read_text()
+        pattern = r"EVIDENCE_WEIGHTS = np\.array\(.*?\)\nEVIDENCE_BIAS = [-\d.]+"
+        SOURCE.write_text(re.sub(pattern, constants, text, count=1, flags=re.DOTALL))
+        print(f"wrote {SOURCE} (run `ruff format` on it)")
 
 
 if __name__ == "__main__":

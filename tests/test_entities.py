@@ -115,9 +115,12 @@ def test_roles_said_with_as_and_adjectives() -> None:
         [
             (1, "Confidential: Sofia Chen has agreed to join as head of design."),
             (2, "We hired Dev Rao as our new CTO."),
+            (3, "We're hiring Felix Zhang as our new VP of sales."),
         ]
     )
     assert g.resolve("Forget who our new head of design is going to be.") == {"sofia cen"}
+    # a capitalised role after an adjective
+    assert g.resolve("forget the name of our next VP of sales") == {"felix zang"}
     assert g.resolve("forget the name of our next head of design") == {"sofia cen"}
     assert g.resolve("forget our CTO") == {"dev rao"}
     assert "cto" not in g.mentioned_in  # "our new CTO" is a role, not a name

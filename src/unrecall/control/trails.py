@@ -93,20 +93,48 @@ EVIDENCE_FEATURES = (
     "gist",  # what it says of a fact's entity, names masked, against the fact
     "echo",  # other memories naming the fact's entities that share its rare words
     "value",  # holds a number where the request asks for one
+    "same_value",  # holds a number the request or the disclosure holds ("12", "500 mg")
     "others",  # entities it names besides the fact's (up to 3)
     "hop2",  # reached through an entity the evidence added
     "wants_name",  # the request asks who or which
     "wants_number",  # the request asks how much or when
 )
 EVIDENCE_WEIGHTS = np.array(
-    [2.607, 1.572, 0.869, 0.136, 3.525, 3.428, 1.328, 0.375, 3.406, 1.134, -0.429, 0.591, -1.166]
+    [
+        2.465,
+        1.588,
+        0.798,
+        0.121,
+        3.514,
+        3.577,
+        1.430,
+        0.364,
+        3.363,
+        2.133,
+        1.142,
+        -0.472,
+        0.713,
+        -1.000,
+    ]
 )
-EVIDENCE_BIAS = -4.336
+EVIDENCE_BIAS = -4.406
 EVIDENCE_MIN = 0.4
 ECHO_MAX = 4  # echoes counted at most
 
 # (request, disclosure texts, candidate texts) -> a closeness per candidate.
 Rerank = Callable[[str, list[str], list[str]], Sequence[float]]
+
+
+@dataclass(frozen=True)
+class Told:
+    """What the request and its disclosure say, for scoring candidates: their
+    rare words, the kind of value asked for, the numbers they hold, and each
+    neighbourhood row's closeness to them."""
+
+    words: set[str]
+    wants: str | None
+    values: set[str]
+    close: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -195,19 +223,18 @@ class TrailForgetter:
             )
         else:
             gist = self._gist(rows, graph, fact, [core, *said])
-            scored = self._evidence(rows, graph, fact, told, close, gist, taken, wants)
-            evidence = _chosen(rows, scored)
+            about = Told(told, wants, _numbers(" ".join([core, *said])), close)
+            scored = _scored(rows, graph, about, fact, gist, taken, hop=1)
+            evidence = [rows[c.index] for c in scored if c.score >= EVIDENCE_MIN]
             # two hops: the entities the evidence adds (the head of design's
             # employer, the father's doctor) reach the rest of the trail
             further = {k for r in evidence for k in graph.entities_of[r.id]} - fact
             further -= {k for k in further if len(graph.mentioned_in.get(k, ())) > hub}
             if further:
                 taken |= {r.id for r in evidence}
-                more = self._evidence(
-                    rows, graph, further, told, close, np.zeros_like(gist), taken, wants, hop=2
-                )
+                more = _scored(rows, graph, about, further, np.zeros_like(gist), taken, hop=2)
                 scored += more
-                evidence += _chosen(rows, more)
+                evidence += [rows[c.index] for c in more if c.score >= EVIDENCE_MIN]
         turns = self._cut(disclosure, evidence, budget)
         kept = {t.id for t in turns}
         sources = self.storage.sources([r.id for r in evidence])
@@ -253,31 +280,6 @@ class TrailForgetter:
         scores = [float(x) for x in rerank(request, said, [r.text for r in pool])]
         ranked = sorted(zip(scores, pool, strict=True), key=lambda x: (-x[0], x[1].id))
         return [r for score, r in ranked if score >= RERANK_MIN]
-
-    @staticmethod
-    def _evidence(
-        rows: list[MemoryRow],
-        graph: EntityGraph,
-        fact: set[str],
-        told: set[str],
-        close: np.ndarray,
-        gist: np.ndarray,
-        taken: set[int],
-        wants: str | None,
-        hop: int = 1,
-    ) -> list[Scored]:
-        """Every candidate (the rows not ``taken``) with its features and its
-        evidence score, best first."""
-        idx = [i for i, r in enumerate(rows) if r.id not in taken]
-        if not idx:
-            return []
-        feats = evidence_features(rows, idx, graph, fact, told, close, gist, wants, hop)
-        scores = 1.0 / (1.0 + np.exp(-(feats @ EVIDENCE_WEIGHTS + EVIDENCE_BIAS)))
-        out = [
-            Scored(i, rows[i].id, hop, f, float(p))
-            for i, f, p in zip(idx, feats, scores, strict=True)
-        ]
-        return sorted(out, key=lambda c: (-c.score, c.id))
 
     def _resolve(
         self, tenant: Tenant, request: str, fact: str
@@ -475,20 +477,35 @@ class TrailForgetter:
         ]
 
 
-def _chosen(rows: list[MemoryRow], scored: list[Scored]) -> list[MemoryRow]:
-    """The candidates that score as evidence, best first."""
-    return [rows[c.index] for c in scored if c.score >= EVIDENCE_MIN]
+def _scored(
+    rows: list[MemoryRow],
+    graph: EntityGraph,
+    about: Told,
+    fact: set[str],
+    gist: np.ndarray,
+    taken: set[int],
+    hop: int,
+) -> list[Scored]:
+    """Every candidate (the rows not ``taken``) with its features and its
+    evidence score, best first."""
+    idx = [i for i, r in enumerate(rows) if r.id not in taken]
+    if not idx:
+        return []
+    feats = evidence_features(rows, idx, graph, about, fact, gist, hop)
+    scores = 1.0 / (1.0 + np.exp(-(feats @ EVIDENCE_WEIGHTS + EVIDENCE_BIAS)))
+    out = [
+        Scored(i, rows[i].id, hop, f, float(p)) for i, f, p in zip(idx, feats, scores, strict=True)
+    ]
+    return sorted(out, key=lambda c: (-c.score, c.id))
 
 
 def evidence_features(
     rows: list[MemoryRow],
     idx: list[int],
     graph: EntityGraph,
+    about: Told,
     fact: set[str],
-    told: set[str],
-    close: np.ndarray,
     gist: np.ndarray,
-    wants: str | None,
     hop: int,
 ) -> np.ndarray:
     """The EVIDENCE_FEATURES of ``rows[i]`` for each ``i`` in ``idx``.
@@ -508,29 +525,36 @@ def evidence_features(
     for i, ws in said.items():
         for w in ws & rare:
             holders.setdefault(w, set()).add(i)
+    close, wants = about.close, about.wants
     top = max(float(close[i]) for i in idx)
     out = np.zeros((len(idx), len(EVIDENCE_FEATURES)))
     for row, (i, n) in enumerate(zip(idx, links, strict=True)):
         text = rows[i].text
-        words = content_words(text) & told
+        words = content_words(text) & about.words
         unnamed = said.get(i, content_words(graph.masked(text)) if words else set())
         echo = set().union(*(holders.get(w, set()) for w in said.get(i, set()) & rare)) - {i}
         out[row] = (
             n >= 2,
             n >= 1,
             min(len(words), 3),
-            min(len(unnamed & told), 3),
+            min(len(unnamed & about.words), 3),
             float(close[i]),
             float(close[i]) - top,
             float(gist[i]) if n else 0.0,
             min(len(echo), ECHO_MAX) if n else 0,
             wants == "number" and bool(re.search(r"\d", text)),
+            bool(_numbers(text) & about.values),
             min(max(len(graph.entities_of[rows[i].id]) - n, 0), 3),
             hop == 2,
             wants == "name",
             wants == "number",
         )
     return out
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers a text holds, without separators ("1,300" -> "1300")."""
+    return {re.sub(r"[.,]", "", n) for n in re.findall(r"\d+(?:[.,]\d+)*", text)}
 
 
 def _request_digests(recall: Recall, request: str) -> list[str]:

@@ -87,7 +87,8 @@ _REFERENCE = re.compile(
     + _OWNERS
     + r"\s+[A-Za-z][\w-]*(?:\s+(?!"
     + _CLAUSE_WORD
-    + r"|going\b|be\b|(?:our|my|the|their|his|her)\b)[a-z][\w-]*){0,3}|§\d+§)"
+    # a role may be capitalised after an adjective: "our next VP of sales"
+    + r"|going\b|be\b|(?:our|my|the|their|his|her)\b)[A-Za-z][\w-]*){0,3}|§\d+§)"
     r"(?P<chain>(?:['’]s?\s+[a-z]+(?:-in-law)?)*)"
 )
 _CHAIN_LINK = re.compile(r"['’]s?\s+([a-z]+(?:-in-law)?)")
