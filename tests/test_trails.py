@@ -7,6 +7,7 @@ import json
 import pytest
 
 from unrecall import Memory
+from unrecall.control.trails import EVIDENCE_FEATURES
 from unrecall.errors import InvalidInput, NotFound
 
 U = "u"
@@ -234,3 +235,44 @@ def test_an_aside_in_the_request_is_not_the_fact(mem: Memory) -> None:
         mem.add(text, user_id=U, timestamp=T0 + i * DAY)
     mem.forget("Forget the clinic costs, Ines would hate that it's stored.", user_id=U)
     assert {m.text for m in mem.get_all(user_id=U)} == {"Ines Duarte loves hiking in the Alps."}
+
+
+def add_all(mem: Memory, texts: list[str]) -> None:
+    for i, text in enumerate(texts):
+        mem.add(text, user_id=U, timestamp=T0 + i * DAY)
+
+
+def features(mem: Memory, request: str) -> dict[str, dict[str, float]]:
+    """Each candidate's text -> its named evidence features (first hop)."""
+    plan = mem.trails.plan(mem._existing(U, None, None), request)
+    text = {r.id: r.text for r in mem.storage.memories_by_id([c.id for c in plan.candidates])}
+    return {
+        text[c.id]: dict(zip(EVIDENCE_FEATURES, c.features, strict=True))
+        for c in plan.candidates
+        if c.hop == 1
+    }
+
+
+def test_a_masked_name_is_not_one_of_the_facts_words(mem: Memory) -> None:
+    # masking names leaves "someone" in the request and in every memory
+    # about the person; it had counted as a rare word they all shared
+    add_all(mem, [
+        "My brother-in-law Femi has epilepsy, it's been a hard year.",
+        "Femi got a promotion, finally.",
+        "Femi found a great deal on flights to Lisbon.",
+    ])  # fmt: skip
+    got = features(mem, "Please forget Femi's medical condition.")
+    assert got["Femi got a promotion, finally."]["words_unnamed"] == 0
+
+
+def test_a_number_the_disclosure_holds_ties_a_memory_to_it(mem: Memory) -> None:
+    add_all(mem, [
+        "My niece Amara moved house, she lives at 12 Kingfisher Way.",
+        "Amara painted a big 12 on her new front door.",
+        "Amara painted a big mural in her classroom.",
+        "Bought 3 new plants for the balcony.",
+    ])  # fmt: skip
+    got = features(mem, "Forget where my niece lives now.")
+    assert got["Amara painted a big 12 on her new front door."]["same_value"] == 1
+    assert got["Amara painted a big mural in her classroom."]["same_value"] == 0
+    assert got["Bought 3 new plants for the balcony."]["same_value"] == 0

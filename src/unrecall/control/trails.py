@@ -50,7 +50,7 @@ import numpy as np
 from unrecall.control.operations import ControlPlane, Tenant
 from unrecall.dialogue.requests import language_of
 from unrecall.errors import InvalidInput
-from unrecall.recall.entities import EntityGraph
+from unrecall.recall.entities import MASK, EntityGraph
 from unrecall.recall.lexical import STOPWORDS, content_words, stem, text_keys, words
 from unrecall.recall.search import Recall
 from unrecall.records import ACTIVE, STATES, ForgetReport
@@ -62,6 +62,8 @@ DISCLOSURE_MIN = 0.35
 # request that puts it in the residual report.
 ENTITY_MIN = 0.3
 POOL = 20  # memories closest in meaning, added to the entity expansion
+UNNAMED_POOL = 20  # memories closest to the request judged with names masked too
+UNNAMED_MIX = 0.5
 DISCLOSURE_POOL = 5  # closest candidates weighed for corroboration
 SUPPORT_WEIGHT = 0.05  # per log(1 + corroborating memories)
 # A word at most this many memories of the neighbourhood hold (or this share)
@@ -101,23 +103,23 @@ EVIDENCE_FEATURES = (
 )
 EVIDENCE_WEIGHTS = np.array(
     [
-        2.465,
-        1.588,
-        0.798,
-        0.121,
-        3.514,
-        3.577,
-        1.430,
-        0.364,
-        3.363,
-        2.133,
-        1.142,
-        -0.472,
-        0.713,
-        -1.000,
+        2.630,
+        1.628,
+        -0.128,
+        1.113,
+        3.904,
+        3.180,
+        1.352,
+        0.341,
+        3.013,
+        2.329,
+        1.106,
+        -0.355,
+        0.657,
+        -0.929,
     ]
 )
-EVIDENCE_BIAS = -4.406
+EVIDENCE_BIAS = -4.528
 EVIDENCE_MIN = 0.4
 ECHO_MAX = 4  # echoes counted at most
 
@@ -186,9 +188,8 @@ class TrailForgetter:
         rows, graph, asked = self._resolve(tenant, request, core)
         vecs = self.recall.vectors([core], rows)
         wants = _wants(core)
-        disclosure = self._disclosure(
-            rows, vecs[1:] @ vecs[0], graph, asked, wants, graph.spelled(request)
-        )
+        to_request = self._unmasked_mix(rows, graph, core, vecs[1:] @ vecs[0])
+        disclosure = self._disclosure(rows, to_request, graph, asked, wants, graph.spelled(request))
         fact = asked | {k for r in disclosure for k in graph.entities_of[r.id]}
         # second hop: what names the fact's entities, or restates a disclosure
         said = [d.text for d in disclosure]
@@ -240,6 +241,24 @@ class TrailForgetter:
         sources = self.storage.sources([r.id for r in evidence])
         evidence = [r for r in evidence if {t.id for t in sources[r.id]} & kept]
         return TrailPlan(fact, disclosure, evidence, turns, scored)
+
+    def _unmasked_mix(
+        self, rows: list[MemoryRow], graph: EntityGraph, core: str, to_request: np.ndarray
+    ) -> np.ndarray:
+        """Closeness to the request of the memories closest to it, half of it
+        judged on what they say once names are masked ("Femi's medical
+        condition" is as near "Femi got a promotion" as "Femi has epilepsy"
+        until the names go); the others keep their plain cosine."""
+        near = [int(i) for i in np.argsort(-to_request)[:UNNAMED_POOL]]
+        out = to_request.copy()
+        if near:
+            masked = self.recall.embed(
+                [graph.masked(core)] + [graph.masked(rows[i].text) for i in near]
+            )
+            out[near] = (
+                UNNAMED_MIX * (masked[1:] @ masked[0]) + (1 - UNNAMED_MIX) * to_request[near]
+            )
+        return out
 
     def _gist(
         self, rows: list[MemoryRow], graph: EntityGraph, fact: set[str], about: list[str]
@@ -313,7 +332,7 @@ class TrailForgetter:
         most = max(RARE_MIN, int(RARE_SHARE * total))
         out = set()
         for w in dict.fromkeys(w for t in texts for w in words(t)):
-            if w in STOPWORDS or len(w) < 3:
+            if w in STOPWORDS or len(w) < 3 or w == MASK:
                 continue
             hits = self.storage.lexical(tenant.id, [self.recall.hasher.term(w)], most + 1)
             if len(hits) <= most:
@@ -515,9 +534,7 @@ def evidence_features(
     the fact's entities say it too (a trail is told more than once, an aside
     once) and whether it holds the kind of value asked for separate them."""
     links = [len(graph.named_in(rows[i].id, fact) & fact) for i in idx]
-    said = {
-        i: content_words(graph.masked(rows[i].text)) for i, n in zip(idx, links, strict=True) if n
-    }
+    said = {i: _unnamed(graph, rows[i].text) for i, n in zip(idx, links, strict=True) if n}
     # words few of the neighbourhood's memories hold, for echoes
     df = Counter(w for r in rows for w in content_words(r.text))
     rare = {w for w, n in df.items() if n <= max(RARE_MIN, RARE_SHARE * len(rows))}
@@ -531,7 +548,7 @@ def evidence_features(
     for row, (i, n) in enumerate(zip(idx, links, strict=True)):
         text = rows[i].text
         words = content_words(text) & about.words
-        unnamed = said.get(i, content_words(graph.masked(text)) if words else set())
+        unnamed = said.get(i, _unnamed(graph, text) if words else set())
         echo = set().union(*(holders.get(w, set()) for w in said.get(i, set()) & rare)) - {i}
         out[row] = (
             n >= 2,
@@ -550,6 +567,11 @@ def evidence_features(
             wants == "number",
         )
     return out
+
+
+def _unnamed(graph: EntityGraph, text: str) -> set[str]:
+    """The content words of ``text`` outside the names the graph knows."""
+    return content_words(graph.masked(text)) - {MASK}
 
 
 def _numbers(text: str) -> set[str]:

@@ -39,6 +39,8 @@ from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.names import mentions
 
 # Words that open a role or kin phrase: "our CFO", "my accountant", "his wife".
+# What ``EntityGraph.masked`` puts in place of a name.
+MASK = "someone"
 _OWNERS = r"(?:our|my|the|their|his|her)"
 # A role: one to three words, stopping before punctuation or a clause word.
 _CLAUSE_WORD = r"(?:is|was|who|and|has|had|to|at|for|in|on|said)\b"
@@ -389,10 +391,10 @@ class EntityGraph:
         spans = [s for s in _read(text) if all(p in known for p in s.parts)]
         out, last = [], 0
         for span in spans:
-            out += [text[last : span.start], "someone"]
+            out += [text[last : span.start], MASK]
             last = span.end
         # and the user's own people: "my mum is learning the cello"
-        return _MY_PERSON.sub("someone", "".join([*out, text[last:]]))
+        return _MY_PERSON.sub(MASK, "".join([*out, text[last:]]))
 
     def named_in(self, mid: int, context: set[str]) -> set[str]:
         """Entities memory ``mid`` names, reading a lone part it left
