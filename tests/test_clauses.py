@@ -97,6 +97,13 @@ def test_dotted_dates_stay_in_their_sentence(text: str, clauses: list[str]) -> N
             ],
         ),
         ("I met the new plumber and I like him", ["I met the new plumber", "I like him"]),
+        (  # the subject's owner, not the place in the object
+            "Arjun's address is 73 Alder Road; never share it, his ex is looking for him.",
+            [
+                "Arjun's address is 73 Alder Road",
+                "never share 73 Alder Road, his ex is looking for Arjun.",
+            ],
+        ),
     ],
 )
 def test_him_stands_for_the_name_in_the_object_only(text: str, clauses: list[str]) -> None:

@@ -148,3 +148,11 @@ def test_a_distinctive_role_names_its_one_owner_in_context() -> None:
     assert g.named_in(2, {"ravi sah"}) == set()  # only in the context of its owner
     assert g.named_in(4, {"ravi sah"}) == {"ravi sah"}
     assert g.entities_of[2] == set()  # not a mention of her on its own
+
+
+def test_a_name_the_request_says_names_memories_that_only_start_with_it() -> None:
+    texts = [(1, "Arjun painted a big 73 on his new front door."), (2, "Booked a room in Leeds.")]
+    assert EntityGraph.build(texts).entities_of[1] == set()  # a capitalised first word
+    g = EntityGraph.build(texts, spoken=["Please forget Arjun's new address."])
+    assert g.entities_of[1] == {"arjun"}
+    assert g.entities_of[2] == {"leds"}  # keys are folded spellings

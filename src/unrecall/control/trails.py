@@ -197,7 +197,7 @@ class TrailForgetter:
             tenant, said
         )
         rows = self._rows(tenant, {r.id for r in rows} | more)
-        graph = EntityGraph.build((r.id, r.text) for r in rows)
+        graph = EntityGraph.build(((r.id, r.text) for r in rows), [request])
         hub = max(HUB_MIN, HUB_SHARE * total)
         fact -= {k for k in fact - asked if len(graph.mentioned_in.get(k, ())) > hub}
         # an identifier said beside one of the fact's people is one more name
@@ -313,7 +313,7 @@ class TrailForgetter:
         )
         for _ in range(RESOLVE_ROUNDS):
             rows = self._rows(tenant, ids)
-            graph = EntityGraph.build((r.id, r.text) for r in rows)
+            graph = EntityGraph.build(((r.id, r.text) for r in rows), [request])
             asked = graph.resolve(fact)
             more = self._naming(tenant, _entity_digests(self.recall, asked)) - ids
             if not more:
@@ -321,7 +321,7 @@ class TrailForgetter:
             ids |= more
         else:
             rows = self._rows(tenant, ids)
-            graph = EntityGraph.build((r.id, r.text) for r in rows)
+            graph = EntityGraph.build(((r.id, r.text) for r in rows), [request])
             asked = graph.resolve(fact)
         return rows, graph, asked
 

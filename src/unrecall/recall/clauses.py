@@ -172,11 +172,14 @@ def split_clauses(text: str) -> list[str]:
         for piece in pieces[1:]:
             clause = _resolve(piece.strip().rstrip(",;"), subject, owner)
             if obj:
-                # "him" stands for a person: the name in the object ("had coffee
-                # with Mateo Mendes; Calloway keeps him busy"), never the rest
-                names = _NAME_RUN.findall(obj)
+                # "him" stands for a person: the subject's owner ("Arjun's
+                # address is 73 Alder Road; his ex is looking for him"), or
+                # the name in the object ("had coffee with Mateo Mendes;
+                # Calloway keeps him busy"), never the rest
+                named = owner if owner and owner != "I" and _NAME_RUN.fullmatch(owner) else None
+                names = [named] if named else [n.strip() for n in _NAME_RUN.findall(obj)]
                 if names:
-                    clause = re.sub(r"\bhim\b", names[-1].strip(), clause, count=1)
+                    clause = re.sub(r"\bhim\b", names[-1], clause, count=1)
                 clause = re.sub(r"\b(?:them|it)\b", obj, clause, count=1)
             out.append(clause)
     clauses = [c for c in out if c]

@@ -155,15 +155,19 @@ class EntityGraph:
     )
 
     @classmethod
-    def build(cls, texts: Iterable[tuple[int, str]]) -> EntityGraph:
+    def build(cls, texts: Iterable[tuple[int, str]], spoken: Iterable[str] = ()) -> EntityGraph:
         """The graph of ``(memory id, text)`` pairs. Full names are gathered
-        first, so a lone "Nina" anywhere can resolve to "Nina Shah"."""
+        first, so a lone "Nina" anywhere can resolve to "Nina Shah". Names
+        said inside a sentence of ``spoken`` (a request: "forget Arjun's
+        address") make the memories that only start with them ("Arjun
+        painted a big 73 on his door") name them too."""
         items = list(texts)
         graph = cls()
         read = [(mid, text, _read(text)) for mid, text in items]
         # names seen inside a sentence somewhere: a capitalised first word
         # is a name only if it is one of them
         names = {s.key for _, _, spans in read for s in spans if not s.initial}
+        names |= {s.key for text in spoken for s in _read(text) if not s.initial}
         # parts of names said inside a sentence or as a full name ("Ravi"
         # of "Ravi Shah, our CFO, ..." at a sentence's start)
         inside = {p for key in names for p in key.split()} | {
