@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss, roc_auc_score
 
 from unrecall import Memory
 from unrecall.bench.trails import USER, ingest
@@ -36,11 +37,13 @@ REPORTED_SEED = 0
 SOURCE = Path(trails.__file__)
 
 
-def candidates(seeds: list[int], per_type: int, folder: Path) -> tuple[np.ndarray, np.ndarray]:
-    """Features and labels (evidence or disclosure: 1) of every candidate
-    the planner scores, over the episodes of ``seeds``."""
+def candidates(
+    seeds: list[int], per_type: int, folder: Path
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Features, labels (evidence or disclosure: 1) and seeds of every
+    candidate the planner scores, over the episodes of ``seeds``."""
     embedder = make_embedder("minilm")
-    feats, labels = [], []
+    feats, labels, origin = [], [], []
     for seed in seeds:
         for episode in generate(per_type, seed):
             built = ingest(episode, folder / str(seed), embedder)
@@ -54,7 +57,19 @@ def candidates(seeds: list[int], per_type: int, folder: Path) -> tuple[np.ndarra
                     for c in plan.candidates:
                         feats.append(c.features)
                         labels.append(any(t.uid in support for t in sources[c.id]))
-    return np.array(feats), np.array(labels)
+                        origin.append(seed)
+    return np.array(feats), np.array(labels), np.array(origin)
+
+
+def held_out(x: np.ndarray, y: np.ndarray, origin: np.ndarray, c: float) -> str:
+    """Leave-one-seed-out ROC AUC and log-loss of the candidate scores."""
+    out = []
+    for seed in np.unique(origin):
+        test = origin == seed
+        model = LogisticRegression(C=c, max_iter=5000).fit(x[~test], y[~test])
+        p = model.predict_proba(x[test])[:, 1]
+        out.append(f"{seed}: AUC {roc_auc_score(y[test], p):.3f} loss {log_loss(y[test], p):.3f}")
+    return "; ".join(out)
 
 
 def main() -> None:
@@ -71,7 +86,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="unrecall-weights-") as tmp:
             for seed in args.seeds:
                 (Path(tmp) / str(seed)).mkdir()
-            x, y = candidates(args.seeds, args.facts_per_type, Path(tmp))
+            x, y, origin = candidates(args.seeds, args.facts_per_type, Path(tmp))
+        print(f"held out by seed: {held_out(x, y, origin, args.c)}")
         model = LogisticRegression(C=args.c, max_iter=5000).fit(x, y)
         trails.EVIDENCE_WEIGHTS = model.coef_[0]
         trails.EVIDENCE_BIAS = float(model.intercept_[0])

@@ -92,6 +92,7 @@ EVIDENCE_FEATURES = (
     "words_unnamed",  # the same, outside the names it holds
     "close",  # cosine to the request or the disclosure
     "close_rel",  # that, minus the closest candidate's
+    "close_named",  # the cosine again for a memory naming one of the fact's entities
     "gist",  # what it says of a fact's entity, names masked, against the fact
     "echo",  # other memories naming the fact's entities that share its rare words
     "value",  # holds a number where the request asks for one
@@ -103,23 +104,24 @@ EVIDENCE_FEATURES = (
 )
 EVIDENCE_WEIGHTS = np.array(
     [
-        2.759,
-        1.588,
-        -0.154,
-        1.158,
-        4.005,
-        3.178,
-        1.394,
-        0.351,
-        3.018,
-        1.973,
-        1.138,
-        -0.365,
-        0.670,
-        -0.917,
+        2.720,
+        2.291,
+        -0.174,
+        1.157,
+        4.760,
+        3.364,
+        -2.055,
+        1.902,
+        0.347,
+        3.021,
+        1.910,
+        1.131,
+        -0.404,
+        0.693,
+        -0.864,
     ]
 )
-EVIDENCE_BIAS = -4.593
+EVIDENCE_BIAS = -4.805
 EVIDENCE_MIN = 0.4
 ECHO_MAX = 4  # echoes counted at most
 
@@ -557,6 +559,7 @@ def evidence_features(
             min(len(unnamed & about.words), 3),
             float(close[i]),
             float(close[i]) - top,
+            float(close[i]) if n else 0.0,
             float(gist[i]) if n else 0.0,
             min(len(echo), ECHO_MAX) if n else 0,
             wants == "number" and bool(re.search(r"\d", text)),
