@@ -156,3 +156,21 @@ def test_a_name_the_request_says_names_memories_that_only_start_with_it() -> Non
     g = EntityGraph.build(texts, spoken=["Please forget Arjun's new address."])
     assert g.entities_of[1] == {"arjun"}
     assert g.entities_of[2] == {"leds"}  # keys are folded spellings
+
+
+def test_an_unnamed_relative_is_the_person_their_memories_share_content_with() -> None:
+    g = EntityGraph.build(
+        [
+            (1, "My cousin's new house number is 9, easy to remember."),
+            (2, "Hannah painted a big 9 on her new front door."),
+            (3, "Hannah's new address is 9 Bridge End."),
+            (4, "Watched the match with Hannah."),
+            (5, "Nina Patel sent the rota."),
+        ]
+    )
+    said = {1: {"9", "house"}, 2: {"9", "painted"}, 3: {"9", "address"}, 4: {"match"}, 5: {"rota"}}
+    assert g.kin_by_content(said) == {"my:cousin": "hanah"}
+    # one shared memory is not enough; a person named beside the kin is someone else
+    assert g.kin_by_content({**said, 3: {"address"}}) == {}
+    g = EntityGraph.build([(1, "My cousin and Hannah moved to number 9."), (2, "Hannah painted a 9.")])
+    assert g.kin_by_content({1: {"9"}, 2: {"9"}}) == {}

@@ -276,3 +276,23 @@ def test_a_number_the_disclosure_holds_ties_a_memory_to_it(mem: Memory) -> None:
     assert got["Amara painted a big 12 on her new front door."]["same_value"] == 1
     assert got["Amara painted a big mural in her classroom."]["same_value"] == 0
     assert got["Bought 3 new plants for the balcony."]["same_value"] == 0
+
+
+def test_an_unnamed_relative_is_found_by_what_their_memories_share(mem: Memory) -> None:
+    # the dialogue never says "my cousin Hannah"; the house number ties them
+    add_all(mem, [
+        "My cousin's new house number is 9, easy to remember.",
+        "Hannah painted a big 9 on her new front door.",
+        "Watched the match at the pub with Hannah.",
+        "My cousin asked for my lasagne recipe.",
+        "Hannah's new address is 9 Bridge End; please never share it.",
+    ])  # fmt: skip
+    plan = mem.trails.plan(mem._existing(U, None, None), "Forget my cousin's new address.")
+    assert "hanah" in plan.entities
+    assert [d.text for d in plan.disclosure] == [
+        "Hannah's new address is 9 Bridge End; please never share it."
+    ]
+    mem.forget("Forget my cousin's new address.", user_id=U)
+    left = {t["text"] for t in mem.export(user_id=U)["turns"]}
+    assert not any(" 9" in t for t in left)
+    assert "Watched the match at the pub with Hannah." in left

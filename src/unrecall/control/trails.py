@@ -201,6 +201,7 @@ class TrailForgetter:
         rows = self._rows(tenant, {r.id for r in rows} | more)
         graph = EntityGraph.build(((r.id, r.text) for r in rows), [request])
         hub = max(HUB_MIN, HUB_SHARE * total)
+        fact = _with_kin(rows, graph, fact)
         fact -= {k for k in fact - asked if len(graph.mentioned_in.get(k, ())) > hub}
         # an identifier said beside one of the fact's people is one more name
         # of theirs ("Mateo Mendes posts as @mmendes_works")
@@ -316,7 +317,7 @@ class TrailForgetter:
         for _ in range(RESOLVE_ROUNDS):
             rows = self._rows(tenant, ids)
             graph = EntityGraph.build(((r.id, r.text) for r in rows), [request])
-            asked = graph.resolve(fact)
+            asked = _with_kin(rows, graph, graph.resolve(fact))
             more = self._naming(tenant, _entity_digests(self.recall, asked)) - ids
             if not more:
                 break
@@ -324,7 +325,7 @@ class TrailForgetter:
         else:
             rows = self._rows(tenant, ids)
             graph = EntityGraph.build(((r.id, r.text) for r in rows), [request])
-            asked = graph.resolve(fact)
+            asked = _with_kin(rows, graph, graph.resolve(fact))
         return rows, graph, asked
 
     def _rare_words(self, tenant: Tenant, texts: list[str], total: int) -> set[str]:
@@ -570,6 +571,26 @@ def evidence_features(
             wants == "number",
         )
     return out
+
+
+def _with_kin(rows: list[MemoryRow], graph: EntityGraph, keys: set[str]) -> set[str]:
+    """``keys`` with the person each unnamed "my cousin" among them most
+    likely is, and the unnamed kin each named person among them most likely
+    is (``EntityGraph.kin_by_content``, over the rare words and numbers of
+    the memories that name anyone)."""
+    rare = _rare_terms(rows)
+    bound = graph.kin_by_content(
+        {
+            r.id: (_unnamed(graph, r.text) & rare) | _numbers(r.text)
+            for r in rows
+            if graph.entities_of[r.id]
+        }
+    )
+    return (
+        keys
+        | {b for k, b in bound.items() if k in keys}
+        | {k for k, b in bound.items() if b in keys}
+    )
 
 
 def _unnamed(graph: EntityGraph, text: str) -> set[str]:

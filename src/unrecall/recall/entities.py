@@ -29,8 +29,8 @@ memory that goes takes its part of the graph with it (closure).
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -39,6 +39,9 @@ from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.names import mentions
 
 # Words that open a role or kin phrase: "our CFO", "my accountant", "his wife".
+# Memories that must share content with an unnamed "my cousin" before a
+# named person is taken for them (``EntityGraph.kin_by_content``).
+KIN_MIN = 2
 # What ``EntityGraph.masked`` puts in place of a name.
 MASK = "someone"
 _OWNERS = r"(?:our|my|the|their|his|her)"
@@ -381,6 +384,36 @@ class EntityGraph:
                 head, _, kin = alias.partition("|")
                 out.append(f"{self.names.get(head, head)}'s {kin}" if kin else alias)
         return sorted(out)
+
+    def kin_by_content(self, said: Mapping[int, set[str]]) -> dict[str, str]:
+        """The named entity each of the user's unnamed people most likely is,
+        judged by what their memories share: "my cousin's new house number
+        is 9" and "Hannah painted a big 9 on her door" (``said`` holds each
+        memory's rare words and numbers; the entities besides count too).
+        Only a clear winner binds: shared by at least ``KIN_MIN`` of its
+        memories, more than any other, and never named beside the kin (then
+        they are two people)."""
+        out = {}
+        for kin in [k for k in self.mentioned_in if k.startswith("my:")]:
+            mine = self.mentioned_in[kin]
+            beside = {e for mid in mine for e in self.entities_of[mid]}
+            content = {w for mid in mine for w in said.get(mid, ())} | (beside - {kin})
+            votes: Counter[str] = Counter()
+            for mid, words in said.items():
+                if mid in mine:
+                    continue
+                shared = (words | self.entities_of[mid]) & content
+                for e in self.entities_of[mid] - beside:
+                    if shared - {e} and not e.startswith(("my:", "id:")):
+                        votes[e] += 1
+            ranked = votes.most_common(2)
+            if (
+                ranked
+                and ranked[0][1] >= KIN_MIN
+                and (len(ranked) == 1 or ranked[1][1] < ranked[0][1])
+            ):
+                out[kin] = ranked[0][0]
+        return out
 
     def neighbours(self, key: str) -> set[str]:
         """Entities mentioned together with ``key`` in some memory."""
