@@ -66,6 +66,8 @@ UNNAMED_POOL = 20  # memories closest to the request judged with names masked to
 UNNAMED_MIX = 0.5
 DISCLOSURE_POOL = 5  # closest candidates weighed for corroboration
 SUPPORT_WEIGHT = 0.05  # per log(1 + corroborating memories)
+TOTAL_BONUS = 0.2  # for a number that adds up others (a total)
+TOTAL_PARTS = 12  # numbers of the request's memories tried as its summands
 # A word at most this many memories of the neighbourhood hold (or this share)
 # is rare; a memory sharing TERMS_MIN of the fact's rare words and at least
 # TERMS_CLOSE cosine supports it without naming its entities.
@@ -224,6 +226,18 @@ class TrailForgetter:
         # few memories of the whole store hold ("custody", "lamotrigine");
         # names are not words here, they count as entity links
         told = self._rare_words(tenant, [graph.masked(t) for t in [core, *said]], total)
+        if wants == "number":
+            # a total the first neighbourhood did not reach states the fact too
+            seen = {r.id for r in disclosure}
+            close_enough = [
+                i
+                for i, r in enumerate(rows)
+                if close[i] >= DISCLOSURE_MIN
+                and r.id not in seen
+                and (graph.entities_of[r.id] & fact or not graph.entities_of[r.id])
+            ]
+            around = [r for r in rows if graph.entities_of[r.id] & fact]
+            disclosure += [rows[i] for i in sorted(_totals(rows, around, close_enough))]
         taken = {r.id for r in disclosure}
         scored: list[Scored] = []
         if self.rerank is not None:
@@ -385,8 +399,24 @@ class TrailForgetter:
         settled my dad on 1000 mg of metformin", not "a dose of sunshine is
         what my dad needs"); then any as close as it."""
         order = [int(i) for i in np.argsort(-to_request)]
-        eligible = [i for i in order if not asked or graph.entities_of[rows[i].id] & asked]
-        eligible = [i for i in eligible if to_request[i] >= DISCLOSURE_MIN][:DISCLOSURE_POOL]
+        # about the request's entities, or about no one in particular ("our
+        # fertility treatment has cost 10,100 dollars so far"), not others
+        eligible = [
+            i
+            for i in order
+            if not asked
+            or graph.entities_of[rows[i].id] & asked
+            or not graph.entities_of[rows[i].id]
+        ]
+        eligible = [i for i in eligible if to_request[i] >= DISCLOSURE_MIN]
+        around = [r for r in rows if not asked or graph.entities_of[r.id] & asked]
+        # a number that adds up others said about the request's entities is a
+        # total ("has cost 10,100 dollars so far" after 4,800 + 900 + ...):
+        # the value a "how much" asks for, however far down the ranking
+        totals = _totals(rows, around, eligible) if wants == "number" else set()
+        eligible = [i for i in eligible[:DISCLOSURE_POOL]] + [
+            i for i in eligible[DISCLOSURE_POOL:] if i in totals
+        ]
         # a statement of the fact holds its value: a number for "how much"
         # or "when", a name the request does not spell for "who" (one it
         # reaches through a role may be the value: "our next head of design")
@@ -400,7 +430,6 @@ class TrailForgetter:
         if not eligible:
             return []
         rare = _rare_terms(rows)
-        around = [r for r in rows if not asked or graph.entities_of[r.id] & asked]
 
         def support(i: int) -> int:
             own = (graph.entities_of[rows[i].id] - asked, content_words(rows[i].text) & rare)
@@ -411,7 +440,12 @@ class TrailForgetter:
                 and (graph.entities_of[r.id] & own[0] or content_words(r.text) & own[1])
             )
 
-        score = {i: float(to_request[i]) + SUPPORT_WEIGHT * np.log1p(support(i)) for i in eligible}
+        score = {
+            i: float(to_request[i])
+            + SUPPORT_WEIGHT * np.log1p(support(i))
+            + (TOTAL_BONUS if i in totals else 0.0)
+            for i in eligible
+        }
         best = max(eligible, key=lambda i: (score[i], -i))
         # one statement of the fact; a restatement of it is taken as evidence
         return [rows[best]]
@@ -603,6 +637,46 @@ def _unnamed(graph: EntityGraph, text: str) -> set[str]:
     return content_words(graph.masked(text)) - {MASK}
 
 
+def _amounts(text: str) -> list[int]:
+    """The whole numbers a text states ("10,100 dollars" -> 10100), not parts
+    of decimals or dates written with dots."""
+    return [
+        int(n.replace(",", ""))
+        for n in re.findall(
+            r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d.])|(?<![\d.,])\d+(?!\d)(?![.,]\d)", text
+        )
+    ]
+
+
+def _totals(rows: list[MemoryRow], around: list[MemoryRow], idx: list[int]) -> set[int]:
+    """Those of ``idx`` whose row states a number that adds up two or more
+    numbers the ``around`` memories state (other than its own)."""
+    parts = [(r.id, v) for r in around for v in _amounts(r.text)]
+    return {
+        i
+        for i in idx
+        if any(
+            _is_total(v, {w for mid, w in parts if mid != rows[i].id})
+            for v in _amounts(rows[i].text)
+        )
+    }
+
+
+def _is_total(value: int, parts: set[int]) -> bool:
+    """``value`` exceeds every one of ``parts`` and is the sum of two or more
+    of them (the ``TOTAL_PARTS`` largest are tried): 4,800 is no total of
+    3,900 and 900 when another memory also says 4,800."""
+    if not parts or value <= max(parts):
+        return False
+    below = sorted((p for p in parts if p > 0), reverse=True)[:TOTAL_PARTS]
+    reach = {0: 0}  # sum -> most parts that make it
+    for p in below:
+        for total, n in list(reach.items()):
+            if total + p <= value and reach.get(total + p, -1) < n + 1:
+                reach[total + p] = n + 1
+    return reach.get(value, 0) >= 2
+
+
 def _numbers(text: str) -> set[str]:
     """The numbers a text holds, without separators ("1,300" -> "1300")."""
     return {re.sub(r"[.,]", "", n) for n in re.findall(r"\d+(?:[.,]\d+)*", text)}
@@ -655,7 +729,7 @@ def fact_of(request: str) -> str:
 
 _WANTS_NUMBER = re.compile(
     r"\b(?:how\s+(?:much|many|long|old)|when|cost|costs|debt|owes?|price|numbers?|size|dose|"
-    r"salary|amount|total|dates?)\b",
+    r"salary|amount|total|dates?|spent|spend|spending)\b",
     re.IGNORECASE,
 )
 _WANTS_NAME = re.compile(
