@@ -7,7 +7,7 @@ import json
 import pytest
 
 from unrecall import Memory
-from unrecall.control.trails import EVIDENCE_FEATURES
+from unrecall.control.trails import EVIDENCE_FEATURES, _amounts, _is_total
 from unrecall.errors import InvalidInput, NotFound
 
 U = "u"
@@ -296,3 +296,29 @@ def test_an_unnamed_relative_is_found_by_what_their_memories_share(mem: Memory) 
     left = {t["text"] for t in mem.export(user_id=U)["turns"]}
     assert not any(" 9" in t for t in left)
     assert "Watched the match at the pub with Hannah." in left
+
+
+def test_amounts_and_totals() -> None:
+    assert _amounts("cost 10,100 dollars, 1.5 times, on 19.05. and 3 more") == [10100, 3]
+    assert _is_total(10100, {4800, 900, 500, 3900})
+    assert not _is_total(4800, {4800, 3900, 900})  # another memory says 4,800 too
+    assert not _is_total(1000, {500})  # one part is a restatement, not a sum
+
+
+def test_a_total_that_names_no_one_is_a_disclosure(mem: Memory) -> None:
+    # the total names neither the clinic nor anyone: it adds up what was paid there
+    add_all(mem, [
+        "Paid 4,800 dollars to Dunmore Fertility Clinic for the first consultation.",
+        "Paid 900 dollars to Dunmore Fertility Clinic for the hormone injections.",
+        "Dunmore Fertility Clinic billed 3,900 dollars for the embryo transfer.",
+        "Our fertility treatment has cost 9,600 dollars so far.",
+        "Dunmore Fertility Clinic changed its logo, it looks worse.",
+        "Our boiler repair has cost 300 dollars so far.",
+    ])  # fmt: skip
+    plan = mem.trails.plan(mem._existing(U, None, None), "Forget what we've spent at Dunmore.")
+    assert "Our fertility treatment has cost 9,600 dollars so far." in {
+        r.text for r in plan.disclosure
+    }
+    assert "Our boiler repair has cost 300 dollars so far." not in {
+        r.text for r in plan.disclosure + plan.evidence
+    }
