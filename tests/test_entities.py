@@ -172,5 +172,5 @@ def test_an_unnamed_relative_is_the_person_their_memories_share_content_with() -
     assert g.kin_by_content(said) == {"my:cousin": "hanah"}
     # one shared memory is not enough; a person named beside the kin is someone else
     assert g.kin_by_content({**said, 3: {"address"}}) == {}
-    g = EntityGraph.build([(1, "My cousin and Hannah moved to number 9."), (2, "Hannah painted a 9.")])
+    g = EntityGraph.build([(1, "My cousin and Hannah moved to 9."), (2, "Hannah painted a 9.")])
     assert g.kin_by_content({1: {"9"}, 2: {"9"}}) == {}
