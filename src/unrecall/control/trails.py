@@ -15,21 +15,24 @@ the indexes (no scan of the store):
    round (a role leads to a person, a person to their kin).
 2. **Disclosure** -- the memory that states the fact. The request without
    its frame ("what dose my dad is on") is compared with the memories naming
-   its entities; among the ``DISCLOSURE_POOL`` closest (at least
-   ``DISCLOSURE_MIN``) that hold the kind of value asked for (a number for
-   "how much", a new name for "who"), the one the store corroborates most
-   (its other entities and rare words recur in memories about the request's
-   entities). Its entities join the request's.
+   its entities (or no one), half of it with names masked; among the
+   ``DISCLOSURE_POOL`` closest (at least ``DISCLOSURE_MIN``) that hold the
+   kind of value asked for (a number for "how much", a new name for "who"),
+   the one the store corroborates most (its other entities and rare words
+   recur in memories about the request's entities), a total first (a number
+   adding up others said about them). Its entities join the request's; an
+   unnamed "my cousin" among them is bound to the named person their
+   memories share rare content with.
 3. **Candidates** -- entity expansion: memories naming the fact's entities
    (one hop from the request, two through the disclosure), with the
    ``POOL`` memories closest to the request or the disclosure.
-4. **Evidence** -- a candidate that links two of the fact's entities
-   (``LINK_MIN``), or names one and shares the fact's rare words or says
-   something close to it once the names are masked (``GIST_MIN``: "someone
-   got a puppy" is not "someone owes me 3,100 dollars"), or shares its rare
-   words and meaning, or restates it (``RESTATE_MIN``); then a second hop
-   from the entities that evidence adds, which must bring the fact's words.
-   An optional ``rerank`` hook (an LLM, off by default) decides instead.
+4. **Evidence** -- each candidate gets a logistic score over
+   ``EVIDENCE_FEATURES`` (entity links, the fact's rare words and numbers,
+   closeness with and without names, echoes among the memories about the
+   fact's entities: "someone got a puppy" is not "someone owes me 3,100
+   dollars"); at least ``EVIDENCE_MIN`` is evidence. Then a second hop
+   from the entities the evidence adds. An optional ``rerank`` hook (an
+   LLM, off by default) decides instead.
 5. **The cut** -- the source turns of the disclosure and of the evidence,
    best first, at most ``budget`` evidence turns: deleted with closure (every
    memory derived from them goes), in one transaction, physically erased.
@@ -63,14 +66,13 @@ DISCLOSURE_MIN = 0.35
 ENTITY_MIN = 0.3
 POOL = 20  # memories closest in meaning, added to the entity expansion
 UNNAMED_POOL = 20  # memories closest to the request judged with names masked too
-UNNAMED_MIX = 0.5
+UNNAMED_MIX = 0.5  # the masked share of that closeness
 DISCLOSURE_POOL = 5  # closest candidates weighed for corroboration
 SUPPORT_WEIGHT = 0.05  # per log(1 + corroborating memories)
 TOTAL_BONUS = 0.2  # for a number that adds up others (a total)
 TOTAL_PARTS = 12  # numbers of the request's memories tried as its summands
-# A word at most this many memories of the neighbourhood hold (or this share)
-# is rare; a memory sharing TERMS_MIN of the fact's rare words and at least
-# TERMS_CLOSE cosine supports it without naming its entities.
+# A word at most this many memories (of the neighbourhood, or of the store)
+# hold, or this share of them, is rare.
 RARE_MIN = 3
 RARE_SHARE = 0.05
 RERANK_MIN = 0.5  # a rerank hook's score that makes a candidate evidence
@@ -255,9 +257,9 @@ class TrailForgetter:
             further -= {k for k in further if len(graph.mentioned_in.get(k, ())) > hub}
             if further:
                 taken |= {r.id for r in evidence}
-                more = _scored(rows, graph, about, further, np.zeros_like(gist), taken, hop=2)
-                scored += more
-                evidence += [rows[c.index] for c in more if c.score >= EVIDENCE_MIN]
+                second = _scored(rows, graph, about, further, np.zeros_like(gist), taken, hop=2)
+                scored += second
+                evidence += [rows[c.index] for c in second if c.score >= EVIDENCE_MIN]
         turns = self._cut(disclosure, evidence, budget)
         kept = {t.id for t in turns}
         sources = self.storage.sources([r.id for r in evidence])
