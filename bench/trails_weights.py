@@ -5,7 +5,7 @@ with a logistic model over ``EVIDENCE_FEATURES``. This script makes
 development episodes with the ``unrecall bench trails`` generator, plans
 every fact's forget, labels each candidate by the generator's truth (one of
 the fact's evidence or disclosure turns, or not) and fits the weights with
-scikit-learn's L2 logistic regression. It prints the constants, and with
+scikit-learn's L2 logistic regression. It prints the weights, and with
 ``--write`` puts them into ``control/trails.py``.
 
     pip install -e '.[tune]'
@@ -89,21 +89,24 @@ def main() -> None:
             x, y, origin = candidates(args.seeds, args.facts_per_type, Path(tmp))
         print(f"held out by seed: {held_out(x, y, origin, args.c)}")
         model = LogisticRegression(C=args.c, max_iter=5000).fit(x, y)
-        trails.EVIDENCE_WEIGHTS = model.coef_[0]
-        trails.EVIDENCE_BIAS = float(model.intercept_[0])
+        trails.EVIDENCE_WEIGHTS = {
+            name: round(float(w), 3)
+            for name, w in zip(trails.EVIDENCE_FEATURES, model.coef_[0], strict=True)
+        }
+        trails.EVIDENCE_BIAS = round(float(model.intercept_[0]), 3)
         print(f"round {round_ + 1}: {len(y)} candidates, {int(y.sum())} evidence")
-    weights = ", ".join(f"{w:.3f}" for w in trails.EVIDENCE_WEIGHTS)
-    constants = (
-        f"EVIDENCE_WEIGHTS = np.array([{weights}])\nEVIDENCE_BIAS = {trails.EVIDENCE_BIAS:.3f}"
-    )
-    for name, w in zip(trails.EVIDENCE_FEATURES, trails.EVIDENCE_WEIGHTS, strict=True):
+    for name, w in trails.EVIDENCE_WEIGHTS.items():
         print(f"{name:>14} {w:+.3f}")
-    print(constants)
+    print(f"{'bias':>14} {trails.EVIDENCE_BIAS:+.3f}")
     if args.write:
         text = SOURCE.read_text()
-        pattern = r"EVIDENCE_WEIGHTS = np\.array\(.*?\)\nEVIDENCE_BIAS = [-\d.]+"
-        SOURCE.write_text(re.sub(pattern, constants, text, count=1, flags=re.DOTALL))
-        print(f"wrote {SOURCE} (run `ruff format` on it)")
+        for name, w in trails.EVIDENCE_WEIGHTS.items():
+            text = re.sub(rf'(\n    "{name}": )-?[\d.]+,', rf"\g<1>{w:.3f},", text, count=1)
+        text = re.sub(
+            r"\nEVIDENCE_BIAS = -?[\d.]+", f"\nEVIDENCE_BIAS = {trails.EVIDENCE_BIAS:.3f}", text
+        )
+        SOURCE.write_text(text)
+        print(f"wrote {SOURCE}")
 
 
 if __name__ == "__main__":

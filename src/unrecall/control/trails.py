@@ -89,42 +89,24 @@ HUB_MIN = 20
 # fitted by ``python bench/trails_weights.py`` on development episodes of
 # ``unrecall bench trails`` (seeds 101, 202, 303, 404, 505, 707), never on the
 # reported seeds 0 and 7; a candidate scoring at least EVIDENCE_MIN is evidence.
-EVIDENCE_FEATURES = (
-    "links2",  # names two of the fact's entities
-    "links1",  # names one
-    "words",  # the fact's rare words it holds (up to 3)
-    "words_unnamed",  # the same, outside the names it holds
-    "close",  # cosine to the request or the disclosure
-    "close_rel",  # that, minus the closest candidate's
-    "close_named",  # the cosine again for a memory naming one of the fact's entities
-    "gist",  # what it says of a fact's entity, names masked, against the fact
-    "echo",  # other memories naming the fact's entities that share its rare words
-    "value",  # holds a number where the request asks for one
-    "same_value",  # holds a number the request or the disclosure holds ("12", "500 mg")
-    "others",  # entities it names besides the fact's (up to 3)
-    "hop2",  # reached through an entity the evidence added
-    "wants_name",  # the request asks who or which
-    "wants_number",  # the request asks how much or when
-)
-EVIDENCE_WEIGHTS = np.array(
-    [
-        3.009,
-        2.505,
-        -0.029,
-        1.069,
-        5.062,
-        2.976,
-        -2.776,
-        2.400,
-        0.389,
-        3.021,
-        1.314,
-        1.040,
-        -0.200,
-        0.544,
-        -1.222,
-    ]
-)
+EVIDENCE_WEIGHTS: dict[str, float] = {
+    "links2": 3.009,  # names two of the fact's entities
+    "links1": 2.505,  # names one
+    "words": -0.029,  # the fact's rare words it holds (up to 3)
+    "words_unnamed": 1.069,  # the same, outside the names it holds
+    "close": 5.062,  # cosine to the request or the disclosure
+    "close_rel": 2.976,  # that, minus the closest candidate's
+    "close_named": -2.776,  # the cosine again for a memory naming one of the fact's entities
+    "gist": 2.400,  # what it says of a fact's entity, names masked, against the fact
+    "echo": 0.389,  # other memories naming the fact's entities that share its rare words
+    "value": 3.021,  # holds a number where the request asks for one
+    "same_value": 1.314,  # holds a number the request or the disclosure holds ("12", "500 mg")
+    "others": 1.040,  # entities it names besides the fact's (up to 3)
+    "hop2": -0.200,  # reached through an entity the evidence added
+    "wants_name": 0.544,  # the request asks who or which
+    "wants_number": -1.222,  # the request asks how much or when
+}
+EVIDENCE_FEATURES = tuple(EVIDENCE_WEIGHTS)
 EVIDENCE_BIAS = -4.927
 EVIDENCE_MIN = 0.4
 ECHO_MAX = 4  # echoes counted at most
@@ -555,7 +537,8 @@ def _scored(
     if not idx:
         return []
     feats = evidence_features(rows, idx, graph, about, fact, gist, hop)
-    scores = 1.0 / (1.0 + np.exp(-(feats @ EVIDENCE_WEIGHTS + EVIDENCE_BIAS)))
+    weights = np.array(list(EVIDENCE_WEIGHTS.values()))
+    scores = 1.0 / (1.0 + np.exp(-(feats @ weights + EVIDENCE_BIAS)))
     out = [
         Scored(i, rows[i].id, hop, f, float(p)) for i, f, p in zip(idx, feats, scores, strict=True)
     ]

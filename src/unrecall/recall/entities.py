@@ -38,12 +38,12 @@ from unrecall.recall.clauses import looks_like_verb
 from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.names import mentions
 
-# Words that open a role or kin phrase: "our CFO", "my accountant", "his wife".
 # Memories that must share content with an unnamed "my cousin" before a
 # named person is taken for them (``EntityGraph.kin_by_content``).
 KIN_MIN = 2
 # What ``EntityGraph.masked`` puts in place of a name.
 MASK = "someone"
+# Words that open a role or kin phrase: "our CFO", "my accountant", "his wife".
 _OWNERS = r"(?:our|my|the|their|his|her)"
 # A role: one to three words, stopping before punctuation or a clause word.
 _CLAUSE_WORD = r"(?:is|was|who|and|has|had|to|at|for|in|on|said)\b"
