@@ -322,3 +322,21 @@ def test_a_total_that_names_no_one_is_a_disclosure(mem: Memory) -> None:
     assert "Our boiler repair has cost 300 dollars so far." not in {
         r.text for r in plan.disclosure + plan.evidence
     }
+
+
+def test_a_diagnosis_is_stated_by_a_condition_not_by_the_closest_news(mem: Memory) -> None:
+    # the neurologist's order (corroborated by the other visits) and a
+    # promotion are as close to "Femi's medical condition" as the diagnosis,
+    # for MiniLM; the request asks for a condition, and one memory states one
+    add_all(mem, [
+        "My brother-in-law Femi has epilepsy, it's been a hard year.",
+        "Drove Femi to the hospital for an EEG.",
+        "Femi got a promotion, finally.",
+        "Femi found a great deal on flights to Lisbon.",
+        "Femi's neurologist, Dr Ueda, ordered an EEG.",
+        "Dr Ueda wants Femi to come back every quarter.",
+    ])  # fmt: skip
+    plan = mem.trails.plan(mem._existing(U, None, None), "Please forget Femi's medical condition.")
+    assert [d.text for d in plan.disclosure] == [
+        "My brother-in-law Femi has epilepsy, it's been a hard year."
+    ]

@@ -402,12 +402,14 @@ class TrailForgetter:
             i for i in eligible[DISCLOSURE_POOL:] if i in totals
         ]
         # a statement of the fact holds its value: a number for "how much"
-        # or "when", a name the request does not spell for "who" (one it
+        # or "when", a condition for a diagnosis, a name the request does
+        # not spell for "who" (one it
         # reaches through a role may be the value: "our next head of design")
         typed = [
             i
             for i in eligible
             if (wants != "number" or re.search(r"\d", rows[i].text))
+            and (wants != "condition" or CONDITION_TERMS.search(rows[i].text))
             and (wants != "name" or graph.entities_of[rows[i].id] - spelled)
         ]
         eligible = typed or eligible
@@ -724,9 +726,26 @@ _WANTS_NAME = re.compile(
 )
 
 
+_WANTS_CONDITION = re.compile(
+    r"\b(?:(?:medical\s+)?condition|diagnos[ie]s|diagnosed|illness|disease|health)\b",
+    re.IGNORECASE,
+)
+# What states a diagnosis: the words and endings of conditions ("has
+# bipolar disorder", "has epilepsy", "Crohn's disease", "arthritis").
+CONDITION_TERMS = re.compile(
+    r"\b(?:\w+(?:itis|osis|a?emia)|disease|disorder|syndrome|cancer|tumou?r|lymphoma|"
+    r"diabetes|epilepsy|asthma|dementia|depression|anxiety|bipolar|schizophrenia|autism|"
+    r"adhd|migraine|lupus|hiv|hepatitis|leuka?emia|stroke|sclerosis|dyslexia)\b",
+    re.IGNORECASE,
+)
+
+
 def _wants(fact: str) -> str | None:
     """What kind of value a request's fact holds: "number" (how much, when,
-    the dose), "name" (who, which company), or None."""
+    the dose), "condition" (a diagnosis), "name" (who, which company), or
+    None."""
     if _WANTS_NUMBER.search(fact):
         return "number"
+    if _WANTS_CONDITION.search(fact):
+        return "condition"
     return "name" if _WANTS_NAME.search(fact) else None
