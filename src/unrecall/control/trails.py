@@ -90,24 +90,24 @@ HUB_MIN = 20
 # ``unrecall bench trails`` (seeds 101, 202, 303, 404, 505, 707), never on the
 # reported seeds 0 and 7; a candidate scoring at least EVIDENCE_MIN is evidence.
 EVIDENCE_WEIGHTS: dict[str, float] = {
-    "links2": 3.009,  # names two of the fact's entities
-    "links1": 2.505,  # names one
-    "words": -0.029,  # the fact's rare words it holds (up to 3)
-    "words_unnamed": 1.069,  # the same, outside the names it holds
-    "close": 5.062,  # cosine to the request or the disclosure
-    "close_rel": 2.976,  # that, minus the closest candidate's
-    "close_named": -2.776,  # the cosine again for a memory naming one of the fact's entities
-    "gist": 2.400,  # what it says of a fact's entity, names masked, against the fact
-    "echo": 0.389,  # other memories naming the fact's entities that share its rare words
-    "value": 3.021,  # holds a number where the request asks for one
-    "same_value": 1.314,  # holds a number the request or the disclosure holds ("12", "500 mg")
-    "others": 1.040,  # entities it names besides the fact's (up to 3)
-    "hop2": -0.200,  # reached through an entity the evidence added
-    "wants_name": 0.544,  # the request asks who or which
-    "wants_number": -1.222,  # the request asks how much or when
+    "links2": 3.029,  # names two of the fact's entities
+    "links1": 2.478,  # names one
+    "words": -0.002,  # the fact's rare words it holds (up to 3)
+    "words_unnamed": 1.065,  # the same, outside the names it holds
+    "close": 5.015,  # cosine to the request or the disclosure
+    "close_rel": 2.857,  # that, minus the closest candidate's
+    "close_named": -2.668,  # the cosine again for a memory naming one of the fact's entities
+    "gist": 2.444,  # what it says of a fact's entity, names masked, against the fact
+    "echo": 0.396,  # other memories naming the fact's entities that share its rare words
+    "value": 3.009,  # holds a number where the request asks for one
+    "same_value": 1.313,  # holds a number the request or the disclosure holds ("12", "500 mg")
+    "others": 1.053,  # entities it names besides the fact's (up to 3)
+    "hop2": -0.173,  # reached through an entity the evidence added
+    "wants_name": 0.587,  # the request asks who or which
+    "wants_number": -1.177,  # the request asks how much or when
 }
 EVIDENCE_FEATURES = tuple(EVIDENCE_WEIGHTS)
-EVIDENCE_BIAS = -4.927
+EVIDENCE_BIAS = -5.025
 EVIDENCE_MIN = 0.4
 ECHO_MAX = 4  # echoes counted at most
 
