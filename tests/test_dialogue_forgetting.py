@@ -144,6 +144,20 @@ def test_an_echo_of_a_name_written_in_lowercase_goes_with_the_fact(mem: Memory) 
     assert "hemi" in held(mem)
 
 
+def test_an_acknowledgement_repeats_nothing(mem: Memory) -> None:
+    # "Got it." shares only a capitalised first word with "Got a court
+    # letter ...": it had become a source of that fact, and went with it
+    say(mem, "user", "Got a court letter: Felix Jovanovic is suing me over the deposit.")
+    say(mem, "assistant", "Nice!")
+    say(mem, "user", "Our internet was down for two hours this evening.")
+    ack = say(mem, "assistant", "Got it.")
+    out = mem.export(user_id=U)
+    fact = next(m for m in out["memories"] if "court letter" in m["text"])
+    got_it = next(t["id"] for t in out["turns"] if t["text"] == "Got it.")
+    assert got_it not in fact["sources"]
+    assert ack.created == []
+
+
 def test_relearning_after_a_forget(mem: Memory) -> None:
     say(mem, "user", "My PIN is 1357.")
     say(mem, "user", "Forget my PIN 1357.", session="s2")

@@ -89,7 +89,13 @@ from unrecall.recall.lexical import (
     content_words,
     text_keys,
 )
-from unrecall.recall.names import inner_names, mentions, name_keys, wrote_in_lowercase
+from unrecall.recall.names import (
+    inner_names,
+    mentions,
+    name_keys,
+    reply_name_keys,
+    wrote_in_lowercase,
+)
 from unrecall.records import ACTIVE, STATES, ForgetReport
 from unrecall.storage.base import MemoryRow, TurnRow
 
@@ -205,7 +211,9 @@ class RequestExecutor:
         recent = self._said.get((tenant.key, session))
         if not recent:
             return []
-        keys, names = text_keys(text), inner_names(text)  # the reply read once
+        # the reply read once; its first word alone is no name ("Got it.")
+        keys = identifier_keys(text) | reply_name_keys(text)
+        names = inner_names(text)
         return [
             r.id
             for r in self.storage.memories_by_id(recent)

@@ -247,14 +247,22 @@ def name_keys(text: str) -> set[str]:
     return {k for m in mentions(text) for k in m.keys}
 
 
+def _inside(text: str, m: NameMention) -> bool:
+    """Whether mention ``m`` stands inside a sentence of ``text``, not first."""
+    return text[: m.start].rstrip(" \"'(")[-1:] not in ("", ".", "!", "?", ":")
+
+
 def inner_names(reply: str) -> list[tuple[str, ...]]:
     """Folded parts of the names inside the sentences of ``reply`` (its
     first word is capitalised anyway, so a name there is no evidence)."""
-    return [
-        m.parts
-        for m in mentions(reply)
-        if reply[: m.start].rstrip(" \"'(")[-1:] not in ("", ".", "!", "?", ":")
-    ]
+    return [m.parts for m in mentions(reply) if _inside(reply, m)]
+
+
+def reply_name_keys(reply: str) -> set[str]:
+    """Name keys of ``reply`` that are evidence of a name: inside a sentence,
+    or of two parts or more ("Ravi Shah's number ..."); a capitalised first
+    word alone ("Got it.", "Sure thing.") is none."""
+    return {k for m in mentions(reply) if _inside(reply, m) or len(m.parts) > 1 for k in m.keys}
 
 
 def wrote_in_lowercase(names: list[tuple[str, ...]], said: str) -> bool:
