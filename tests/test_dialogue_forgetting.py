@@ -156,6 +156,13 @@ def test_an_acknowledgement_repeats_nothing(mem: Memory) -> None:
     got_it = next(t["id"] for t in out["turns"] if t["text"] == "Got it.")
     assert got_it not in fact["sources"]
     assert ack.created == []
+    # a first word that the fact shows is a name still links
+    say(mem, "user", "We are going to Mykonos in June.")
+    say(mem, "assistant", "Mykonos sounds amazing!")
+    out = mem.export(user_id=U)
+    trip = next(m for m in out["memories"] if "Mykonos" in m["text"])
+    reply = next(t["id"] for t in out["turns"] if t["text"] == "Mykonos sounds amazing!")
+    assert reply in trip["sources"]
 
 
 def test_relearning_after_a_forget(mem: Memory) -> None:

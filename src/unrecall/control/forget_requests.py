@@ -93,7 +93,7 @@ from unrecall.recall.names import (
     inner_names,
     mentions,
     name_keys,
-    reply_name_keys,
+    sure_name_keys,
     wrote_in_lowercase,
 )
 from unrecall.records import ACTIVE, STATES, ForgetReport
@@ -211,15 +211,17 @@ class RequestExecutor:
         recent = self._said.get((tenant.key, session))
         if not recent:
             return []
-        # the reply read once; its first word alone is no name ("Got it.")
-        keys = identifier_keys(text) | reply_name_keys(text)
-        names = inner_names(text)
+        # the reply read once. A shared name must be a name on one side at
+        # least: "Got it." and "Got a court letter" share a first word only
+        keys, names = text_keys(text), inner_names(text)
+        sure = identifier_keys(text) | sure_name_keys(text)
         return [
             r.id
             for r in self.storage.memories_by_id(recent)
             if r.state == ACTIVE
             and (
-                (keys & text_keys(r.text))
+                (sure & text_keys(r.text))
+                or (keys & (identifier_keys(r.text) | sure_name_keys(r.text)))
                 or content_overlap(text, r.text) >= _COPY_OVERLAP
                 or wrote_in_lowercase(names, r.text)
             )

@@ -258,11 +258,11 @@ def inner_names(reply: str) -> list[tuple[str, ...]]:
     return [m.parts for m in mentions(reply) if _inside(reply, m)]
 
 
-def reply_name_keys(reply: str) -> set[str]:
-    """Name keys of ``reply`` that are evidence of a name: inside a sentence,
+def sure_name_keys(text: str) -> set[str]:
+    """Name keys of ``text`` that are evidence of a name: inside a sentence,
     or of two parts or more ("Ravi Shah's number ..."); a capitalised first
-    word alone ("Got it.", "Sure thing.") is none."""
-    return {k for m in mentions(reply) if _inside(reply, m) or len(m.parts) > 1 for k in m.keys}
+    word alone ("Got it.", "Mykonos sounds lovely") may be none."""
+    return {k for m in mentions(text) if _inside(text, m) or len(m.parts) > 1 for k in m.keys}
 
 
 def wrote_in_lowercase(names: list[tuple[str, ...]], said: str) -> bool:
