@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from unrecall import Memory
-from unrecall.control.trails import EVIDENCE_FEATURES, _amounts, _is_total
+from unrecall.control.trails import EVIDENCE_FEATURES, EVIDENCE_MIN, _amounts, _is_total
 from unrecall.errors import InvalidInput, NotFound
 
 U = "u"
@@ -339,4 +342,43 @@ def test_a_diagnosis_is_stated_by_a_condition_not_by_the_closest_news(mem: Memor
     plan = mem.trails.plan(mem._existing(U, None, None), "Please forget Femi's medical condition.")
     assert [d.text for d in plan.disclosure] == [
         "My brother-in-law Femi has epilepsy, it's been a hard year."
+    ]
+
+
+@pytest.fixture(scope="module")
+def arden(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    """The Arden episode in a store the planning properties only read."""
+    with Memory(tmp_path_factory.mktemp("arden") / "store.db") as m:
+        episode(m)
+        yield m
+
+
+REQUESTS = [
+    REQUEST,
+    "Forget who owns Arden Advisory",
+    "Please forget that Ravi's wife owns the advisory firm.",
+    "Forget Nina Shah",
+    "forget the Q3 budget review",
+    "Forget my sister's visit",
+]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(request=st.sampled_from(REQUESTS), budget=st.integers(min_value=0, max_value=12))
+def test_plans_keep_their_budget_and_threshold(arden: Memory, request: str, budget: int) -> None:
+    tenant = arden._existing(U, None, None)
+    plan = arden.trails.plan(tenant, request, budget)
+    said = {
+        t.id for ts in arden.storage.sources([d.id for d in plan.disclosure]).values() for t in ts
+    }
+    assert len({t.id for t in plan.turns} - said) <= budget
+    score = {c.id: c.score for c in plan.candidates}
+    assert all(0.0 <= s <= 1.0 for s in score.values())
+    assert all(len(c.features) == len(EVIDENCE_FEATURES) for c in plan.candidates)
+    assert all(score[r.id] >= EVIDENCE_MIN for r in plan.evidence)
+    # deterministic: the same request plans the same cut
+    assert [t.id for t in arden.trails.plan(tenant, request, budget).turns] == [
+        t.id for t in plan.turns
     ]
