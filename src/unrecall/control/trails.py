@@ -140,6 +140,14 @@ class Scored:
 
 
 @dataclass
+class _Read:
+    """The memories one plan has read, so that each is read once."""
+
+    rows: dict[int, MemoryRow] = field(default_factory=dict)
+    inactive: list[MemoryRow] | None = None
+
+
+@dataclass
 class TrailPlan:
     """What a trail-aware forget would remove, before it does (ids only in
     reports; the rows are for the caller that holds them anyway)."""
@@ -178,7 +186,8 @@ class TrailForgetter:
         if not total:
             return TrailPlan()
         core = fact_of(request)
-        rows, graph, asked = self._resolve(tenant, request, core)
+        read = _Read()
+        rows, graph, asked = self._resolve(tenant, request, core, read)
         vecs = self.recall.vectors([core], rows)
         wants = _wants(core)
         to_request = self._unmasked_mix(rows, graph, core, vecs[1:] @ vecs[0])
@@ -189,7 +198,7 @@ class TrailForgetter:
         more = self._naming(tenant, _entity_digests(self.recall, fact)) | self._nearest(
             tenant, said
         )
-        rows = self._rows(tenant, {r.id for r in rows} | more)
+        rows = self._rows(tenant, {r.id for r in rows} | more, read)
         graph = EntityGraph.build(((r.id, r.text) for r in rows), [request])
         hub = max(HUB_MIN, HUB_SHARE * total)
         fact = _with_kin(rows, graph, fact)
@@ -307,7 +316,7 @@ class TrailForgetter:
         return [r for score, r in ranked if score >= RERANK_MIN]
 
     def _resolve(
-        self, tenant: Tenant, request: str, fact: str
+        self, tenant: Tenant, request: str, fact: str, read: _Read
     ) -> tuple[list[MemoryRow], EntityGraph, set[str]]:
         """The request's neighbourhood, its graph and the entities it names.
         A role leads to a person, a person to their kin ("our CFO's wife"):
@@ -318,7 +327,7 @@ class TrailForgetter:
             tenant, _request_digests(self.recall, fact)
         )
         for _ in range(RESOLVE_ROUNDS):
-            rows = self._rows(tenant, ids)
+            rows = self._rows(tenant, ids, read)
             graph = EntityGraph.build(((r.id, r.text) for r in rows), [request])
             asked = _with_kin(rows, graph, graph.resolve(fact))
             more = self._naming(tenant, _entity_digests(self.recall, asked)) - ids
@@ -326,7 +335,7 @@ class TrailForgetter:
                 break
             ids |= more
         else:
-            rows = self._rows(tenant, ids)
+            rows = self._rows(tenant, ids, read)
             graph = EntityGraph.build(((r.id, r.text) for r in rows), [request])
             asked = _with_kin(rows, graph, graph.resolve(fact))
         return rows, graph, asked
@@ -360,11 +369,16 @@ class TrailForgetter:
         (a name part, an identifier, a role word): at most ``LOOKUP`` each."""
         return {mid for d in digests for mid, _ in self.storage.lexical(tenant.id, [d], LOOKUP)}
 
-    def _rows(self, tenant: Tenant, ids: set[int]) -> list[MemoryRow]:
+    def _rows(self, tenant: Tenant, ids: set[int], read: _Read) -> list[MemoryRow]:
         """The memories of ``ids`` and every memory out of recall (released,
-        superseded: not in the indexes, few, and still stored), in order."""
-        inactive = self.storage.memories(tenant.id, [s for s in STATES if s != ACTIVE])
-        rows = {r.id: r for r in self.storage.memories_by_id(sorted(ids)) + inactive}
+        superseded: not in the indexes, few, and still stored), in order;
+        each read from storage once per plan (``read``)."""
+        if read.inactive is None:
+            read.inactive = self.storage.memories(tenant.id, [s for s in STATES if s != ACTIVE])
+        new = sorted(ids - read.rows.keys())
+        read.rows.update({r.id: r for r in self.storage.memories_by_id(new)})
+        rows = {i: read.rows[i] for i in ids if i in read.rows}
+        rows.update({r.id: r for r in read.inactive})
         return [r for _, r in sorted(rows.items()) if tenant.covers(r)]
 
     @staticmethod
@@ -511,7 +525,7 @@ class TrailForgetter:
         """Surviving memories that still connect the request's entities: two
         of them named together, or one named in a memory close to the
         request -- what a reader could still piece the fact together from."""
-        rows, graph, asked = self._resolve(tenant, request, fact_of(request))
+        rows, graph, asked = self._resolve(tenant, request, fact_of(request), _Read())
         linked = [r for r in rows if graph.entities_of[r.id] & asked]
         if not linked:
             return []
