@@ -213,15 +213,15 @@ class RequestExecutor:
             return []
         # the reply read once. A shared name must be a name on one side at
         # least: "Got it." and "Got a court letter" share a first word only
-        keys, names = text_keys(text), inner_names(text)
         sure = identifier_keys(text) | sure_name_keys(text)
+        weak, names = text_keys(text) - sure, inner_names(text)
         return [
             r.id
             for r in self.storage.memories_by_id(recent)
             if r.state == ACTIVE
             and (
                 (sure & text_keys(r.text))
-                or (keys & (identifier_keys(r.text) | sure_name_keys(r.text)))
+                or (weak and weak & sure_name_keys(r.text))
                 or content_overlap(text, r.text) >= _COPY_OVERLAP
                 or wrote_in_lowercase(names, r.text)
             )

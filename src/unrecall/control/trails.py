@@ -190,7 +190,7 @@ class TrailForgetter:
         rows, graph, asked = self._resolve(tenant, request, core, read)
         vecs = self.recall.vectors([core], rows)
         wants = _wants(core)
-        to_request = self._unmasked_mix(rows, graph, core, vecs[1:] @ vecs[0])
+        to_request = self._half_masked(rows, graph, core, vecs[1:] @ vecs[0])
         disclosure = self._disclosure(rows, to_request, graph, asked, wants, graph.spelled(request))
         fact = asked | {k for r in disclosure for k in graph.entities_of[r.id]}
         # second hop: what names the fact's entities, or restates a disclosure
@@ -257,7 +257,7 @@ class TrailForgetter:
         evidence = [r for r in evidence if {t.id for t in sources[r.id]} & kept]
         return TrailPlan(fact, disclosure, evidence, turns, scored)
 
-    def _unmasked_mix(
+    def _half_masked(
         self, rows: list[MemoryRow], graph: EntityGraph, core: str, to_request: np.ndarray
     ) -> np.ndarray:
         """Closeness to the request of the memories closest to it, half of it
@@ -412,7 +412,7 @@ class TrailForgetter:
         # total ("has cost 10,100 dollars so far" after 4,800 + 900 + ...):
         # the value a "how much" asks for, however far down the ranking
         totals = _totals(rows, around, eligible) if wants == "number" else set()
-        eligible = [i for i in eligible[:DISCLOSURE_POOL]] + [
+        eligible = eligible[:DISCLOSURE_POOL] + [
             i for i in eligible[DISCLOSURE_POOL:] if i in totals
         ]
         # a statement of the fact holds its value: a number for "how much"
@@ -578,9 +578,7 @@ def evidence_features(
     once) and whether it holds the kind of value asked for separate them."""
     links = [len(graph.named_in(rows[i].id, fact) & fact) for i in idx]
     said = {i: _unnamed(graph, rows[i].text) for i, n in zip(idx, links, strict=True) if n}
-    # words few of the neighbourhood's memories hold, for echoes
-    df = Counter(w for r in rows for w in content_words(r.text))
-    rare = {w for w, n in df.items() if n <= max(RARE_MIN, RARE_SHARE * len(rows))}
+    rare = _rare_terms(rows)  # words few of the neighbourhood's memories hold, for echoes
     holders: dict[str, set[int]] = {}
     for i, ws in said.items():
         for w in ws & rare:
