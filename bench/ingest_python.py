@@ -30,9 +30,10 @@ def main() -> None:
     p.add_argument("--texts", type=int, default=3000)
     n = p.parse_args().texts
     texts, _ = perf.make_corpus(n, perf.parse_args([]).seed)
-    with tempfile.TemporaryDirectory() as folder, Memory(
-        Path(folder) / "ingest.db", embedder="hashing"
-    ) as mem:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        Memory(Path(folder) / "ingest.db", embedder="hashing") as mem,
+    ):
         mem.add(perf._messages(texts[:32]), user_id="u", honor_requests=False)  # warm-up
         start = time.perf_counter()
         for i in range(32, n, 32):

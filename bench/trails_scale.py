@@ -40,9 +40,10 @@ REQUESTS = [
 def run(size: int, embedder: str, batch: int = 64) -> dict[str, float]:
     """Ingest ``size`` statements and the trail; time plans and one forget."""
     texts, _ = make_corpus(size, 20_240_601)
-    with tempfile.TemporaryDirectory() as folder, Memory(
-        Path(folder) / "s.db", embedder=embedder
-    ) as mem:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        Memory(Path(folder) / "s.db", embedder=embedder) as mem,
+    ):
         for i in range(0, len(texts), batch):
             mem.add(
                 [{"role": "user", "content": t} for t in texts[i : i + batch]],

@@ -8,7 +8,7 @@ import pytest
 from helpers import audit_text, dumps, token
 
 from unrecall import HistoryEvent, InvalidInput, Memory
-from unrecall.control.audit import check_content_free
+from unrecall.control.audit import AuditCheck, check_content_free
 
 
 def test_history_lists_events_never_text(fast_mem: Memory) -> None:
@@ -33,17 +33,41 @@ def test_history_lists_events_never_text(fast_mem: Memory) -> None:
     assert secret not in text and "pin" not in text
 
 
-def test_history_survives_purge_and_delete_all(fast_mem: Memory) -> None:
+def test_history_survives_purge_but_not_the_tenant(fast_mem: Memory) -> None:
     a = fast_mem.add("first memory", user_id="u").ids[0]
     b = fast_mem.add("second memory", user_id="u").ids[0]
     fast_mem.purge(a, user_id="u")
     assert [e.op for e in fast_mem.history(a, user_id="u")] == ["add", "purge"]
     fast_mem.delete_all(user_id="u")
     assert fast_mem.get_all(user_id="u") == []
-    # the tenant row is gone, but what happened to b can still be shown
-    assert [e.op for e in fast_mem.history(b, user_id="u")] == ["add"]
-    events = fast_mem.export(user_id="u")["events"]
-    assert events == []  # export only covers a tenant that still exists
+    # The events stay in the chain, but nothing leads from the user id to
+    # them any more: showing them by user id would confirm the user.
+    assert fast_mem.history(b, user_id="u") == []
+    assert fast_mem.export(user_id="u")["events"] == []
+    assert fast_mem.verify_audit() == AuditCheck(True, 4)
+
+
+def test_an_erased_tenant_cannot_be_confirmed_from_the_audit(fast_mem: Memory) -> None:
+    # An attacker with the file has the store key: a keyed hash of the user
+    # id would confirm it. The events carry a random handle that died with
+    # the tenant row.
+    import hashlib
+    import hmac
+
+    user = f"{token()}@mail.example"
+    fast_mem.add("a fact", user_id=user)
+    fast_mem.add("another fact", user_id="other")
+    fast_mem.delete_all(user_id=user)
+    key = fast_mem.storage.secret_key()
+    tenants = {r.tenant for r in fast_mem.storage.audit_rows()}
+    handles = {h for (h,) in fast_mem.storage._db.execute("SELECT handle FROM tenants")}
+    for form in (user, f"user:{user}"):
+        for digest in (hashlib.sha256, hashlib.blake2b):
+            keyed = hmac.new(key, form.encode(), digest).hexdigest()
+            assert not any(keyed.startswith(t) or t in keyed for t in tenants)
+    erased = tenants - handles
+    assert len(erased) == 1  # the erased tenant's events are there, unnamed
+    assert not fast_mem.verify_erased([user]).found
 
 
 def test_history_is_scoped_to_the_tenant(fast_mem: Memory) -> None:

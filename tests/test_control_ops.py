@@ -240,20 +240,29 @@ def test_purge_by_id(fast_mem: Memory) -> None:
     assert [i.id for i in fast_mem.get_all(user_id="u", states=ALL_STATES)] == [b]
 
 
-def test_purge_of_text_updated_away_still_erases_the_source_turn(fast_mem: Memory) -> None:
+def test_update_erases_the_old_text_from_its_source_turn(fast_mem: Memory) -> None:
     secret = token()
     mid = fast_mem.add(f"my recovery phrase is {secret}", user_id="u").ids[0]
-    fast_mem.update(mid, "my recovery phrase was rotated", user_id="u")
-    assert raw_hits(fast_mem, secret) > 0  # the source turn still says it
-    report = fast_mem.purge(secret, user_id="u")
-    assert report.match == "phrase" and report.ids == [] and report.turns_removed == 1
+    fast_mem.add(f"kept fact {token()}", user_id="u")
+    report = fast_mem.update(mid, "my recovery phrase was rotated", user_id="u")
+    assert report.erased
     assert raw_hits(fast_mem, secret) == 0
     assert fast_mem.verify_erased([secret]).clean
-    # the memory itself survives, and its turn now holds only what it says
-    assert texts(fast_mem) == ["my recovery phrase was rotated"]
-    assert [t["text"] for t in fast_mem.export(user_id="u")["turns"]] == [
-        "my recovery phrase was rotated"
-    ]
+    assert "my recovery phrase was rotated" in texts(fast_mem)
+    turns = [t["text"] for t in fast_mem.export(user_id="u")["turns"]]
+    assert "my recovery phrase was rotated" in turns and not any(secret in t for t in turns)
+    # a purge of the old value finds nothing left to remove
+    assert fast_mem.purge(secret, user_id="u").match == "none"
+
+
+def test_update_keeps_the_sibling_clause_of_its_turn(fast_mem: Memory) -> None:
+    secret = token()
+    ids = fast_mem.add(f"my locker code is {secret} and I like oolong tea", user_id="u").ids
+    assert len(ids) == 2
+    fast_mem.update(ids[0], "my locker code changed", user_id="u")
+    (turn,) = fast_mem.export(user_id="u")["turns"]
+    assert secret not in turn["text"] and "oolong tea" in turn["text"]
+    assert fast_mem.search("oolong", user_id="u", k=1)[0].id == ids[1]
 
 
 def test_scoped_purge_and_release_stay_inside_the_agent(fast_mem: Memory) -> None:

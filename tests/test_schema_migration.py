@@ -1,50 +1,89 @@
 """Schema migrations: a store written by an older unrecall opens, keeps
-everything, and ends on the current layout."""
+everything, and ends on the current layout, with the old layout's leftovers
+gone. The stores under ``tests/data`` were written by unrecall 0.1.0 at
+65d9eea (schema v1 and v2) with the hashing embedder: nine facts over three
+users, a purged secret, an erased user, a released and a superseded memory.
+"""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import hmac
 from pathlib import Path
 
 import pytest
 
 from unrecall import Memory
-from unrecall.storage import sqlite as sqlite_storage
 from unrecall.storage.schema import SCHEMA_VERSION, VEC_CHUNK_ROWS
 
+DATA = Path(__file__).parent / "data"
+PURGED = b"zqoldsecret01"  # purged with v1/v2's full-text design
+ERASED_TENANT = b"user:gone@mail.example"  # delete_all before the upgrade
 
-def _chunk_sizes(mem: Memory) -> set[int]:
-    return {r[0] for r in mem.storage._db.execute("SELECT size FROM memory_vec_chunks")}
+
+def old_store(tmp_path: Path, version: int) -> Path:
+    path = tmp_path / f"v{version}.db"
+    path.write_bytes(gzip.decompress((DATA / f"store_v{version}.db.gz").read_bytes()))
+    return path
 
 
-def test_a_v1_store_moves_its_vectors_to_small_chunks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def old_traces(path: Path, key: bytes) -> dict[str, bool]:
+    """What v2 left an attacker: the keyed digest of a purged word in the
+    full-text index, and the keyed hash of an erased tenant in the audit."""
+    raw = b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+    digest = hashlib.blake2b(PURGED, key=key, digest_size=8).hexdigest().encode()
+    ref = hmac.new(key, ERASED_TENANT, hashlib.sha256).hexdigest()[:32].encode()
+    return {"digest": digest in raw, "tenant": ref in raw}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_old_store_opens_keeps_everything_and_loses_its_traces(
+    tmp_path: Path, version: int
 ) -> None:
-    path = tmp_path / "old.db"
-    monkeypatch.setattr(sqlite_storage, "SCHEMA_VERSION", 1)
-    with Memory(path, embedder="hashing") as old:
-        ids = [
-            old.add(f"fact {i} about the garden shed", user_id=f"u{i % 3}").ids[0] for i in range(9)
-        ]
-        old.purge(ids[0], user_id="u0")
-        before = {
-            r[0]: bytes(r[1])
-            for r in old.storage._db.execute("SELECT rowid, embedding FROM memory_vec")
+    path = old_store(tmp_path, version)
+    with Memory(path, embedder="hashing") as mem:
+        key = mem.storage.secret_key()
+        assert mem.storage._scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert mem.storage.upgrades() == []
+        sizes = {r[0] for r in mem.storage._db.execute("SELECT size FROM memory_vec_chunks")}
+        assert sizes == {VEC_CHUNK_ROWS}
+        # every memory, in its state, with recall over both indexes
+        states = {
+            u: sorted(
+                i.state for i in mem.get_all(user_id=u, states=["active", "released", "superseded"])
+            )
+            for u in ("u0", "u1", "u2")
         }
-        assert _chunk_sizes(old) == {1024}
-    monkeypatch.setattr(sqlite_storage, "SCHEMA_VERSION", SCHEMA_VERSION)
-    with Memory(path, embedder="hashing") as new:
-        assert new.storage._scalar("PRAGMA user_version") == SCHEMA_VERSION
-        assert _chunk_sizes(new) == {VEC_CHUNK_ROWS}
-        after = {
-            r[0]: bytes(r[1])
-            for r in new.storage._db.execute("SELECT rowid, embedding FROM memory_vec")
+        assert states == {
+            "u0": ["active", "active"],
+            "u1": ["active", "active", "active", "active", "superseded"],
+            "u2": ["active", "active", "active", "released"],
         }
-        assert after == before
-        hits = new.search("fact 4 about the garden shed", user_id="u1", k=1)
-        assert hits[0].id == ids[4] and hits[0].vector_rank == 1
-        assert not new.storage._db.execute(
-            "SELECT name FROM sqlite_master WHERE name = 'memory_vec_move'"
-        ).fetchall()
+        hit = mem.search("garden shed fact 7", user_id="u1", k=1)[0]
+        assert hit.text == "fact 7 about the garden shed" and hit.lexical_rank == 1
+        assert (
+            mem.search("oolong", user_id="u1", k=1, mode="lexical")[0].text == "I like oolong tea"
+        )
+        assert mem.verify_audit().ok
+        (fact,) = [i for i in mem.get_all(user_id="u2") if i.text == "fact 2 about the garden shed"]
+        assert [e.op for e in mem.history(fact.id, user_id="u2")] == ["add"]
+        # the store keeps working: a new purge erases at once
+        mem.add("my new code is zqafterupgrade", user_id="u1")
+        mem.purge("zqafterupgrade", user_id="u1")
+        assert mem.verify_erased(["zqafterupgrade", PURGED.decode()]).clean
+    assert old_traces(path, key) == {"digest": False, "tenant": False}
+
+
+def test_the_v2_fixture_really_holds_the_old_traces(tmp_path: Path) -> None:
+    # So the test above can fail: before the upgrade, both traces are there.
+    import apsw
+
+    path = old_store(tmp_path, 2)
+    db = apsw.Connection(str(path))
+    key = db.execute("SELECT value FROM secrets WHERE name = 'store_key'").fetchone()[0]
+    db.close()
+    assert old_traces(path, key) == {"digest": True, "tenant": True}
 
 
 def test_a_small_tenant_does_not_cost_a_large_vector_chunk(tmp_path: Path) -> None:

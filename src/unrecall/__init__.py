@@ -1,7 +1,7 @@
 """unrecall: long-term memory for LLM agents that forgets on request,
 precisely and verifiably."""
 
-from unrecall.errors import InvalidInput, NotFound, StoreError, UnrecallError
+from unrecall.errors import InvalidInput, NotFound, StoreBusy, StoreError, UnrecallError
 from unrecall.memory import Memory
 from unrecall.records import HistoryEvent, MemoryItem, OpReport, SearchHit
 
@@ -13,6 +13,7 @@ __all__ = [
     "NotFound",
     "OpReport",
     "SearchHit",
+    "StoreBusy",
     "StoreError",
     "UnrecallError",
 ]

@@ -24,5 +24,10 @@ class StoreError(UnrecallError):
     """The store is unusable (wrong schema version, missing extension, ...)."""
 
 
+class StoreBusy(StoreError):
+    """Another process held the store's write lock for longer than the busy
+    timeout; nothing was written, and the call can be retried."""
+
+
 class RerankError(UnrecallError):
     """An optional LLM reranker failed; the operation that asked did nothing."""

@@ -97,10 +97,27 @@ class Memory:
         self.storage = SQLiteStorage(path or default_path(), self.embedder.dim, self.embedder.name)
         self.max_text_chars = max_text_chars
         self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
-        self.audit = AuditLog(self.storage, self.storage.secret_key())
+        self.audit = AuditLog(self.storage)
         self.control = ControlPlane(self.storage, self.recall, self.audit)
         self.requests = RequestExecutor(self.control)
         self.trails = TrailForgetter(self.control)
+        self._upgrade()
+
+    def _upgrade(self) -> None:
+        """Finish a schema migration that needs the planes: rebuild the
+        full-text rows from the texts, re-chain the audit under random tenant
+        handles. One transaction; a process that opens the store meanwhile
+        waits for it and then finds nothing left to do."""
+        if not self.storage.upgrades():
+            return
+        with self.storage.transaction():
+            steps = self.storage.upgrades()
+            if "reindex" in steps:
+                self.recall.reindex()
+                self.storage.upgraded("reindex")
+            if "rechain" in steps:
+                self.audit.rechain(self.storage.secret_key())
+                self.storage.upgraded("rechain")
 
     def __enter__(self) -> Memory:
         return self
@@ -126,7 +143,9 @@ class Memory:
             sub_agent = None
         run = None if run_id is None else check_id(run_id, "run_id")
         tid = self.storage.tenant(key, create)
-        return None if tid is None else Tenant(tid, key, sub_agent, run)
+        if tid is None:
+            return None
+        return Tenant(tid, key, self.storage.tenant_handle(tid) or "", sub_agent, run)
 
     def _existing(self, user_id: str | None, agent_id: str | None, run_id: str | None) -> Tenant:
         tenant = self._tenant(user_id, agent_id, run_id)
@@ -339,7 +358,8 @@ class Memory:
 
         def accept(row: MemoryRow) -> bool:
             return (
-                row.state == ACTIVE
+                row.tenant_id == tenant.id
+                and row.state == ACTIVE
                 and (row.expires_at is None or row.expires_at > now)
                 and self._in_scope(tenant, row)
                 and all(row.metadata.get(f) == v for f, v in wanted.items())
@@ -589,13 +609,12 @@ class Memory:
         if not isinstance(memory_id, str):
             raise InvalidInput("memory_id must be a string")
         tenant = self._tenant(user_id, agent_id, None)
-        ref = self.audit.tenant_ref(
-            tenant.key if tenant else (f"user:{user_id}" if user_id else f"agent:{agent_id}")
-        )
+        if tenant is None:
+            return []  # an erased tenant's events carry a handle nothing leads to
         return [
             HistoryEvent(row.seq, row.at, row.op, memory_id, row.detail)
             for row in self.storage.audit_rows(memory_id)
-            if row.tenant == ref
+            if row.tenant == tenant.handle
         ]
 
     def export(self, *, user_id: str | None = None, agent_id: str | None = None) -> dict[str, Any]:
@@ -608,7 +627,6 @@ class Memory:
                 "memories": [],
                 "events": [],
             }
-        ref = self.audit.tenant_ref(tenant.key)
         return {
             "tenant": {"user_id": user_id, "agent_id": agent_id},
             "turns": [
@@ -628,16 +646,21 @@ class Memory:
             "events": [
                 {"seq": r.seq, "at": r.at, "op": r.op, "refs": r.refs, "detail": r.detail}
                 for r in self.storage.audit_rows()
-                if r.tenant == ref
+                if r.tenant == tenant.handle
             ],
         }
 
     def verify_erased(self, strings: Sequence[str]) -> ErasureReport:
-        """Scan the raw bytes of every file of the store for each string."""
+        """Scan the raw bytes of every file of the store for each string, and
+        for what it can be recovered from: the keyed digests the full-text
+        index would hold of its words (a digest of a short value, with the
+        key in the file, is the value)."""
         if isinstance(strings, str):
             raise InvalidInput("give a list of strings, not one string")
         self.storage.erase()
-        return scan_files(self.storage.files(), list(strings))
+        return scan_files(
+            self.storage.files(), list(strings), digests=self.recall.hasher.probe_digests
+        )
 
     def verify_audit(self) -> AuditCheck:
         """Walk the audit hash chain and report whether it is intact."""

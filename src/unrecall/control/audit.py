@@ -1,9 +1,12 @@
 """The content-free, hash-chained audit log.
 
-Each event holds a time, an operation name, a keyed hash of the tenant,
+Each event holds a time, an operation name, the tenant's random handle,
 memory/turn ids, counts and short enum strings, and the SHA-256 of the
 previous event. ``check_content_free`` enforces that shape on every write,
-so a bug elsewhere cannot smuggle text into the trail.
+so a bug elsewhere cannot smuggle text into the trail. The handle is drawn
+when the tenant is created and erased with it: after ``delete_all`` nothing
+in the file ties the tenant's events to its user id (a keyed hash would,
+with the key in the same file).
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ import hashlib
 import hmac
 import json
 import re
+import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from unrecall.storage.base import Storage
@@ -52,25 +56,20 @@ class AuditCheck:
 class AuditLog:
     """Appends and verifies chained events in a ``Storage``."""
 
-    def __init__(self, storage: Storage, key: bytes) -> None:
+    def __init__(self, storage: Storage) -> None:
         self.storage = storage
-        self._key = key
-
-    def tenant_ref(self, tenant_key: str) -> str:
-        """Keyed hash of a tenant key: proves which tenant without naming it."""
-        return hmac.new(self._key, tenant_key.encode(), hashlib.sha256).hexdigest()[:32]
 
     def record(
-        self, tenant_key: str, op: str, refs: list[str], detail: dict[str, Any] | None = None
+        self, handle: str, op: str, refs: list[str], detail: dict[str, Any] | None = None
     ) -> int:
-        """Append one event (call inside the operation's transaction)."""
+        """Append one event for the tenant with audit ``handle`` (call inside
+        the operation's transaction)."""
         detail = detail or {}
         check_content_free([op, refs, detail])
         at = time.time()
-        tenant = self.tenant_ref(tenant_key)
         prev = self.storage.audit_last_hash() or GENESIS
-        digest = _digest(prev, at, tenant, op, detail, refs)
-        return self.storage.audit_append(at, tenant, op, detail, refs, prev, digest)
+        digest = _digest(prev, at, handle, op, detail, refs)
+        return self.storage.audit_append(at, handle, op, detail, refs, prev, digest)
 
     def verify(self) -> AuditCheck:
         """Recompute every link; report the first event that does not fit."""
@@ -83,6 +82,26 @@ class AuditLog:
                 return AuditCheck(False, count, row.seq)
             prev = row.hash
         return AuditCheck(True, count)
+
+    def rechain(self, key: bytes) -> None:
+        """Upgrade a v2 log, whose events name tenants by a keyed hash of the
+        tenant key (``key`` is the store key): live tenants get random
+        handles, erased tenants' events a random name each, and the chain is
+        recomputed over the new names (inside the upgrade's transaction)."""
+        handles = {t: secrets.token_hex(16) for t in self.storage.tenant_keys()}
+        renamed = {
+            hmac.new(key, k.encode(), hashlib.sha256).hexdigest()[:32]: handles[t]
+            for t, k in self.storage.tenant_keys().items()
+        }
+        prev = GENESIS
+        rows = []
+        for row in self.storage.audit_rows():
+            tenant = renamed.setdefault(row.tenant, secrets.token_hex(16))
+            digest = _digest(prev, row.at, tenant, row.op, row.detail, row.refs)
+            rows.append(replace(row, tenant=tenant, prev=prev, hash=digest))
+            prev = digest
+        self.storage.set_tenant_handles(handles)
+        self.storage.rewrite_audit(rows)
 
 
 def _digest(

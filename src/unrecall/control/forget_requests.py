@@ -312,7 +312,7 @@ class RequestExecutor:
                 request_turn=turn.uid,
             )
             self.control.audit.record(
-                tenant.key,
+                tenant.handle,
                 "forget_request",
                 [*report.removed, *report.rewritten, *report.created, turn.uid]
                 + ([reference.uid] if reference is not None else []),

@@ -30,10 +30,12 @@ from unrecall.validation import show_id
 
 @dataclass(frozen=True)
 class Tenant:
-    """A resolved tenant: internal id, key (e.g. ``user:alice``), sub-scope."""
+    """A resolved tenant: internal id, key (e.g. ``user:alice``), the
+    random handle its audit events carry, sub-scope."""
 
     id: int
     key: str
+    handle: str
     agent_id: str | None = None
     run_id: str | None = None
 
@@ -118,7 +120,7 @@ class ControlPlane:
             self.recall.index_memories(created, documents=documents, vectors=vectors.result())
             ids = [m.uid for m in created]
             self.audit.record(
-                tenant.key, "add", ids + turn_ids, {"memories": len(ids), "turns": len(turn_ids)}
+                tenant.handle, "add", ids + turn_ids, {"memories": len(ids), "turns": len(turn_ids)}
             )
         return OpReport("add", ids, match="none", created=ids, detail={"turns": turn_ids})
 
@@ -145,7 +147,9 @@ class ControlPlane:
         )
 
     def update(self, tenant: Tenant, uid: str, text: str) -> OpReport:
-        """Overwrite a memory's text in place (a correction, same id)."""
+        """Overwrite a memory's text in place (a correction, same id). The old
+        text leaves the memory, its index rows and its source turns, which
+        are rewritten to what their memories say now."""
         with self.storage.transaction():
             row = self._get(tenant, uid)
             at = time.time()
@@ -154,7 +158,8 @@ class ControlPlane:
             self.storage.set_text(row.id, text, at)
             if row.state == ACTIVE:
                 self.recall.index_memories(self.storage.memories_by_id([row.id]))
-            self.audit.record(tenant.key, "update", [uid])
+            self._scrub_turns(self.storage.sources([row.id])[row.id])
+            self.audit.record(tenant.handle, "update", [uid])
         return OpReport("update", [uid], erased=self.storage.erase())
 
     def set_expiry(self, tenant: Tenant, uid: str, expires_at: float | None) -> OpReport:
@@ -162,7 +167,7 @@ class ControlPlane:
         with self.storage.transaction():
             row = self._get(tenant, uid)
             self.storage.set_expiry(row.id, expires_at)
-            self.audit.record(tenant.key, "set_expiry", [uid])
+            self.audit.record(tenant.handle, "set_expiry", [uid])
         return OpReport("set_expiry", [uid])
 
     # -- soft forgetting --------------------------------------------------
@@ -204,7 +209,7 @@ class ControlPlane:
             ids = [r.uid for r in found.rows]
             created = [n.uid for n in news]
             self.audit.record(
-                tenant.key,
+                tenant.handle,
                 "supersede",
                 [*ids, *created, turn.uid],
                 {"match": found.match, "count": len(ids)},
@@ -264,7 +269,7 @@ class ControlPlane:
             )
             self._retire([row], new, at)
             self.recall.index_memories([new])
-            self.audit.record(tenant.key, "edit", [uid, new.uid])
+            self.audit.record(tenant.handle, "edit", [uid, new.uid])
         return OpReport("edit", [uid], "id", [new.uid])
 
     def _retire(self, rows: list[MemoryRow], successor: MemoryRow, at: float) -> None:
@@ -284,7 +289,9 @@ class ControlPlane:
             self.storage.unindex(found.rows)
             self.storage.set_state([r.id for r in found.rows], RELEASED, time.time())
             ids = [r.uid for r in found.rows]
-            self.audit.record(tenant.key, "release", ids, {"match": found.match, "count": len(ids)})
+            self.audit.record(
+                tenant.handle, "release", ids, {"match": found.match, "count": len(ids)}
+            )
         return OpReport("release", ids, found.match, detail=_decision(found))
 
     def restore(self, tenant: Tenant, uid: str) -> OpReport:
@@ -295,7 +302,7 @@ class ControlPlane:
                 raise InvalidInput(f"memory {uid} is {row.state}; only released memories restore")
             self.storage.set_state([row.id], ACTIVE, time.time())
             self.recall.index_memories(self.storage.memories_by_id([row.id]))
-            self.audit.record(tenant.key, "restore", [uid])
+            self.audit.record(tenant.handle, "restore", [uid])
         return OpReport("restore", [uid])
 
     # -- hard forgetting --------------------------------------------------
@@ -318,7 +325,10 @@ class ControlPlane:
             turns = self._purge_rows(found.rows, extra)
             ids = [r.uid for r in found.rows]
             self.audit.record(
-                tenant.key, "purge", ids, {"match": found.match, "count": len(ids), "turns": turns}
+                tenant.handle,
+                "purge",
+                ids,
+                {"match": found.match, "count": len(ids), "turns": turns},
             )
         return OpReport("purge", ids, found.match, turns_removed=turns, erased=self.storage.erase())
 
@@ -350,7 +360,7 @@ class ControlPlane:
                 turns = self._purge_rows(rows, [])
             ids = [r.uid for r in rows]
             self.audit.record(
-                tenant.key, "delete", [uid, *ids], {"count": len(ids), "turns": turns}
+                tenant.handle, "delete", [uid, *ids], {"count": len(ids), "turns": turns}
             )
         return OpReport("delete", ids, "id", turns_removed=turns, erased=self.storage.erase())
 
@@ -387,7 +397,7 @@ class ControlPlane:
                 rows = [r for r in self.storage.memories(tenant.id) if tenant.covers(r)]
                 turns = self._purge_rows(rows, [])
                 self.audit.record(
-                    tenant.key,
+                    tenant.handle,
                     "delete_all",
                     [r.uid for r in rows],
                     {"count": len(rows), "turns": turns},
@@ -400,20 +410,11 @@ class ControlPlane:
                 erased=self.storage.erase(),
             )
         with self.storage.transaction():
-            rows = self.storage.memories(tenant.id)
-            turns = self.storage.turns(tenant.id)
-            self.storage.delete_memories([r.id for r in rows])
-            self.storage.delete_turns([t.id for t in turns])
-            self.storage.delete_tenant(tenant.id)
-            self.audit.record(
-                tenant.key, "delete_all", [], {"count": len(rows), "turns": len(turns)}
-            )
+            ids = [r.uid for r in self.storage.memories(tenant.id)]
+            count, turns = self.storage.erase_tenant(tenant.id)
+            self.audit.record(tenant.handle, "delete_all", [], {"count": count, "turns": turns})
         return OpReport(
-            "delete_all",
-            [r.uid for r in rows],
-            "tenant",
-            turns_removed=len(turns),
-            erased=self.storage.erase(),
+            "delete_all", ids, "tenant", turns_removed=turns, erased=self.storage.erase()
         )
 
     def expire(self, now: float, hard: bool) -> OpReport:
@@ -430,9 +431,11 @@ class ControlPlane:
                 else:
                     self.storage.unindex(group)
                     self.storage.set_state([r.id for r in group], RELEASED, now)
-                key = self.storage.tenant_key(tid) or ""
                 self.audit.record(
-                    key, "expire", [r.uid for r in group], {"count": len(group), "hard": hard}
+                    self.storage.tenant_handle(tid) or "",
+                    "expire",
+                    [r.uid for r in group],
+                    {"count": len(group), "hard": hard},
                 )
         return OpReport(
             "expire", [r.uid for r in rows], "expiry", erased=self.storage.erase() if hard else None

@@ -505,7 +505,7 @@ class TrailForgetter:
                 collateral=len({r.id for r in rows} - chosen),
             )
             self.control.audit.record(
-                tenant.key,
+                tenant.handle,
                 "forget_trail",
                 [*report.removed, *(t.uid for t in plan.turns), *(t.uid for t in orphaned)],
                 {

@@ -448,7 +448,9 @@ to\s+correct\s+myself|scratch\s+that|
         _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^.!?;,]+?)\s+now\b"),
         _rx(r"\b(?:it's|it\s+is)\s+(?P<new>[^!?;]{2,60}?)\s+now\s*,\s*not\b"),
         _rx(r"\buse\s+(?P<new>[^,;!?]+?)\s+instead\b"),
-        _rx(rf"\b(?:i|we)(?:\s+have|'ve)?\s+(?:moved|changed|gone)\s+(?:\w+\s+)?from\s+[^,;!?]+?\s+to\s+{_EN_V}"),
+        _rx(
+            rf"\b(?:i|we)(?:\s+have|'ve)?\s+(?:moved|changed|gone)\s+(?:\w+\s+)?from\s+[^,;!?]+?\s+to\s+{_EN_V}"
+        ),
         _rx(r"""\b(?:isn't|is\s+not|aren't|are\s+not)\s+[^,;!?]+?\s+any\s*(?:more|longer),?\s+
             (?:it's|it\s+is|they're|they\s+are)\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"""),
         _rx(rf"\bmy\s+[\w' -]{{1,30}}?\s+is\s+now\s+{_EN_V}"),
@@ -826,7 +828,9 @@ _FR = _Language(
         \ba\s+chang[ée])"""),
     changes=(
         _rx(r"\bc'est\s+(?P<new>[^,;!?]+?)\s+(?:maintenant|d[ée]sormais)\b"),
-        _rx(r"\bremplace\s+l'ancien(?:ne)?\s+par\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"),
+        _rx(
+            r"\bremplace\s+l'ancien(?:ne)?\s+par\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"
+        ),
         _rx(r"""\b(?:la\s+nouvelle|le\s+nouveau)\s+(?:est|c'est)\s+(?:le\s+|la\s+)?(?P<new>[^,;!?]+?)
             (?=\s*(?:[,;!?]|\.(?:\s|$)|$))"""),
         _rx(rf"\bj'ai\s+(?:d[ée]m[ée]nag[ée]|emm[ée]nag[ée])\s+(?:[àa]|au|aux|en|dans)\s+{_FR_V}"),
@@ -1089,8 +1093,12 @@ _DE = _Language(
     changes=(
         _rx(r"""\bmeine?\s+[\w-]+\s+(?:ist|lautet)\s+(?:jetzt|nun|ab\s+sofort)\s+(?P<new>[^,;!?]+?)
             (?=\s*(?:[,;!?]|\.(?:\s|$)|$))"""),
-        _rx(r"\bnicht\s+mehr\s+(?:in|bei|für)\s+[^,;!?]+?,?\s+sondern\s+(?:in|bei|für)\s+(?P<new>[^,;!?–-]+?)(?=\s*(?:[,;!?–-]|\.(?:\s|$)|$))"),
-        _rx(r"\b(?:die|der|das)\s+neue\s+(?:ist|lautet)\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"),
+        _rx(
+            r"\bnicht\s+mehr\s+(?:in|bei|für)\s+[^,;!?]+?,?\s+sondern\s+(?:in|bei|für)\s+(?P<new>[^,;!?–-]+?)(?=\s*(?:[,;!?–-]|\.(?:\s|$)|$))"
+        ),
+        _rx(
+            r"\b(?:die|der|das)\s+neue\s+(?:ist|lautet)\s+(?P<new>[^,;!?]+?)(?=\s*(?:[,;!?]|\.(?:\s|$)|$))"
+        ),
         _rx(
             rf"\b(?:ich\s+)?bin\s+(?:ich\s+)?(?:jetzt\s+|inzwischen\s+|mittlerweile\s+)?nach\s+{_DE_V}\s+(?:um)?gezogen\b"
         ),
@@ -1209,7 +1217,8 @@ _CHAT = {
     "rn": "right now", "wanna": "want to", "gotta": "have to", "yr": "your", "ppl": "people",
 }  # fmt: skip
 _CHAT_WORD = re.compile(
-    r"(?<![\w'])(" + "|".join(re.escape(w) for w in sorted(_CHAT, key=len, reverse=True))
+    r"(?<![\w'])("
+    + "|".join(re.escape(w) for w in sorted(_CHAT, key=len, reverse=True))
     + r")(?![\w'])",
     re.IGNORECASE,
 )
@@ -1400,7 +1409,7 @@ def _ranked(turn: str) -> list[_Language]:
     return sorted(_TABLES, key=lambda lang: -score[lang.code])
 
 
-_EMOJI = re.compile("[\U0001F000-\U0001FAFF\u2600-\u27BF]")
+_EMOJI = re.compile("[\U0001f000-\U0001faff\u2600-\u27bf]")
 
 
 def _clean(span: str, lang: _Language) -> str:

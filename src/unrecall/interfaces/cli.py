@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmd("purge", "hard-delete what TARGET names (id or exact phrase)")
     p.add_argument("target")
     p = cmd("forget", "forget a fact and the trail it could be pieced together from")
-    p.add_argument("request", help='e.g. "forget that the firm we hired is our CFO\'s wife\'s"')
+    p.add_argument("request", help="e.g. \"forget that the firm we hired is our CFO's wife's\"")
     p.add_argument("--budget", type=int, default=BUDGET, help="evidence turns at most")
     p = cmd("residual", "surviving memories that still connect a request's entities")
     p.add_argument("request")

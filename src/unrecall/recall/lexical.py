@@ -1,10 +1,10 @@
 """Text normalisation, tokens, phrase matching and keyed full-text terms.
 
-The full-text index never sees plaintext: every word is stored as a keyed
-hash (BLAKE2b keyed with the store's secret). FTS5's secure-delete cannot
-always drop the first term of a b-tree page, so whatever survives a purge
-there is a 64-bit keyed hash, never the word. It also makes FTS5 query
-syntax injection impossible: queries are built only from hex digests.
+The full-text index never sees plaintext: every word becomes a keyed hash
+(BLAKE2b keyed with the store's secret), and the SQLite backend maps each
+digest to a random token per tenant (``storage/sqlite.py``), so what the
+index pages hold is unrelated to the word. It also makes FTS5 query syntax
+injection impossible: queries are built only from hex tokens.
 """
 
 from __future__ import annotations
@@ -164,6 +164,11 @@ class TermHasher:
         return " ".join(
             [self.term(w) for w in words(text)] + [self.key(k) for k in sorted(text_keys(text))]
         )
+
+    def probe_digests(self, text: str) -> list[str]:
+        """Every digest ``document`` would write for ``text``, once each: what
+        an erasure check must not find either."""
+        return list(dict.fromkeys(self.document(text).split()))
 
     def query_terms(self, text: str) -> list[str]:
         """Distinct digests of a query's words, in order of first use."""

@@ -20,6 +20,7 @@ from unrecall.recall.embedder import Embedder
 from unrecall.recall.identifiers import query_keys
 from unrecall.recall.lexical import STOPWORDS, TermHasher, words
 from unrecall.recall.names import query_name_keys
+from unrecall.records import ACTIVE
 from unrecall.storage.base import MemoryRow, Storage
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
@@ -93,6 +94,15 @@ class Recall:
         for row, doc, vec in zip(rows, documents, vectors, strict=True):
             self.storage.index(row, doc, vec)
 
+    def reindex(self) -> None:
+        """Write the full-text row of every turn and active memory again from
+        its text (an upgrade whose full-text scheme changed; vectors stay)."""
+        for tenant_id in self.storage.tenant_keys():
+            for turn in self.storage.turns(tenant_id):
+                self.storage.index_turn(turn, self.hasher.document(turn.text))
+            for row in self.storage.memories(tenant_id, [ACTIVE]):
+                self.storage.index_terms(row, self.hasher.document(row.text))
+
     def embed_async(self, texts: Sequence[str]) -> Future[np.ndarray]:
         """Embed ``texts`` on the worker thread; ``.result()`` gives the rows.
 
@@ -152,8 +162,12 @@ class Recall:
         pool = max(4 * k, 20)
         qvec: np.ndarray | None = None
         first_vec: list[tuple[int, float]] | None = None
-        if lexical_only:
+        if lexical_only or self.storage.held():
+            # (inside this thread's transaction the worker could not reach
+            # the store until this thread let it go: no overlap then)
             lex = self.storage.lexical(tenant_id, terms, pool)
+            if not lexical_only:
+                qvec = self.embed([query])[0] if query_vector is None else query_vector
         else:
             # BM25 does not need the query vector, and SQLite, onnxruntime
             # and the vector scan all release the GIL: the first BM25 runs

@@ -3,7 +3,8 @@
 It speaks in rows and integer ids and knows nothing of targeting, fusion or
 requests, so a PostgreSQL + pgvector backend can implement it without
 touching the planes. Full-text rows arrive already reduced to keyed term
-digests; vectors arrive as float32 arrays.
+digests (the backend may store them as something else: SQLite maps them to
+random lexicon tokens); vectors arrive as float32 arrays.
 """
 
 from __future__ import annotations
@@ -74,8 +75,21 @@ class Storage(Protocol):
         """All writes inside commit together or not at all (nestable)."""
         ...
 
+    def held(self) -> bool:
+        """True when this thread holds the store (inside a transaction), so
+        work handed to another thread must not wait for the store."""
+        ...
+
     def secret_key(self) -> bytes:
-        """The store's random key for term digests and keyed hashes."""
+        """The store's random key for term digests."""
+        ...
+
+    def upgrades(self) -> list[str]:
+        """Pending upgrade steps that need the planes (``reindex``, ``rechain``)."""
+        ...
+
+    def upgraded(self, step: str) -> None:
+        """Mark an upgrade step done."""
         ...
 
     def compact(self) -> None:
@@ -99,12 +113,19 @@ class Storage(Protocol):
         """The id of a tenant key such as ``user:alice``; optionally create it."""
         ...
 
-    def tenant_key(self, tenant_id: int) -> str | None:
-        """The key of a tenant id, or None if it is gone."""
+    def tenant_handle(self, tenant_id: int) -> str | None:
+        """The audit handle of a tenant id, or None if it is gone."""
         ...
 
-    def delete_tenant(self, tenant_id: int) -> None:
-        """Drop a tenant row that no longer owns turns or memories."""
+    def tenant_version(self, tenant_id: int) -> int:
+        """A number that changes with every write to the tenant's memories,
+        turns or provenance (-1 once the tenant is gone): a plan made outside
+        the write lock checks it at apply time."""
+        ...
+
+    def erase_tenant(self, tenant_id: int) -> tuple[int, int]:
+        """Delete every row of a tenant and the tenant itself, at any size;
+        returns (memories, turns) deleted."""
         ...
 
     def add_turn(
@@ -270,4 +291,21 @@ class Storage(Protocol):
 
     def audit_rows(self, ref: str | None = None) -> Iterator[AuditRow]:
         """Audit rows in order, all or those indexed under ``ref``."""
+        ...
+
+    def rewrite_audit(self, rows: Sequence[AuditRow]) -> None:
+        """Replace the tenant, prev and hash of audit rows (an upgrade
+        re-chaining the log)."""
+        ...
+
+    def set_tenant_handles(self, handles: dict[int, str]) -> None:
+        """Give tenants their audit handles (an upgrade)."""
+        ...
+
+    def tenant_keys(self) -> dict[int, str]:
+        """Every tenant id with its key (for upgrades)."""
+        ...
+
+    def index_terms(self, row: MemoryRow, terms: str) -> None:
+        """Write only a memory's full-text row (an upgrade rebuilding it)."""
         ...

@@ -1,10 +1,27 @@
 """The embedded default: one SQLite file via apsw, FTS5 and sqlite-vec.
 
-Erasure relies on three settings checked by the forensic tests:
-``PRAGMA secure_delete=ON`` (freed cells and pages are zeroed), FTS5's
-``secure-delete`` option (deleted postings leave the index instead of
-being shadowed by tombstones) and ``wal_checkpoint(TRUNCATE)`` after each
-forgetting operation (old page images leave the WAL).
+Erasure (DESIGN.md, invariant 4) rests on four things, each checked by the
+forensic tests and by ``bench/attack.py``:
+
+- ``PRAGMA secure_delete=ON``: every freed cell and page is zeroed, in
+  every b-tree (an index b-tree keeps each key once, so nothing stale is
+  left in an interior page either).
+- Full-text rows hold random tokens from a per-tenant lexicon, not words or
+  digests of words (schema v3). The FTS5 tables keep that token content, so
+  a DELETE tells FTS5 which postings to remove, and FTS5's ``secure-delete``
+  removes them from the index pages at once. What FTS5 cannot remove, a page
+  separator (a prefix of the first term of a page), is a prefix of a random
+  token; the lexicon row that tied the token to a keyed digest of the word
+  goes with the word's last use, so no key in the file maps it back.
+- ``wal_checkpoint(TRUNCATE)`` after each forgetting operation, and when the
+  store opens: a crash between a commit and its checkpoint leaves the old
+  pages in the main file, and the next open pushes them out.
+- Vectors: vec0 zeroes a deleted row's slot in its chunk.
+
+Sharing (invariant 7): one connection, every statement under one lock, so a
+thread never sees another thread's uncommitted rows; write transactions
+begin with ``BEGIN IMMEDIATE`` under a busy timeout, so writers of other
+processes queue for the write lock instead of failing on a late upgrade.
 """
 
 from __future__ import annotations
@@ -23,7 +40,7 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from unrecall.errors import StoreError
+from unrecall.errors import StoreBusy, StoreError
 from unrecall.storage.base import AuditRow, MemoryRow, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION, migrations
 from unrecall.storage.vector_cache import TenantVectors
@@ -34,6 +51,16 @@ _MEMORY_COLS = (
     " WHERE s.id = m.superseded_by)"
 )
 _TURN_COLS = "id, uid, tenant_id, role, text, session_id, at, metadata"
+# A list of ids is bound as one JSON array, so no statement ever needs more
+# than a handful of variables (SQLite allows 32,766): a tenant of any size
+# can be read, exported and erased.
+_IDS = "(SELECT value FROM json_each(?))"
+
+# How long a write waits for another process's write transaction.
+BUSY_TIMEOUT_S = 30.0
+# How long a checkpoint waits for readers before it is left for later (it is
+# retried after this process's next write, and on every open and close).
+CHECKPOINT_WAIT_S = 1.0
 
 
 def _memory(row: tuple[Any, ...]) -> MemoryRow:
@@ -44,15 +71,8 @@ def _turn(row: tuple[Any, ...]) -> TurnRow:
     return TurnRow(*row[:7], json.loads(row[7]))
 
 
-def _tenant_terms(tenant_id: int, terms: Sequence[str]) -> str:
-    """Term digests tagged with their tenant: the tenant filter is in the
-    term itself, so FTS5 never reads another tenant's postings (9 -> 2.5 ms
-    BM25 at 100k memories, docs/benchmarks.md)."""
-    return " ".join(f"t{tenant_id}x{t}" for t in terms)
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
+def _ids(ids: Sequence[Any]) -> str:
+    return json.dumps(list(ids))
 
 
 class _RandomPool:
@@ -83,22 +103,59 @@ def new_uid(prefix: str) -> str:
     return f"{prefix}_{_RANDOM.take(10).hex()}"
 
 
+def _new_token() -> str:
+    """A random full-text token (64 bits; the lexicon keeps them unique)."""
+    return _RANDOM.take(8).hex()
+
+
 class SQLiteStorage:
     """``Storage`` over a single SQLite file (``:memory:`` is refused: erasure
-    must be provable on disk)."""
+    must be provable on disk). One object may be shared by threads, and any
+    number of processes may open the same file."""
 
-    def __init__(self, path: str | os.PathLike[str], dim: int, embedder_name: str) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        dim: int,
+        embedder_name: str,
+        *,
+        busy_timeout: float = BUSY_TIMEOUT_S,
+    ) -> None:
         self.path = Path(path)
         self.dim = dim
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._busy_ms = int(busy_timeout * 1000)
+        # _lock guards the connection (and the transaction depth); _vlock
+        # guards the vector caches, so a vector scan can run while another
+        # thread's BM25 query holds the connection. Order: _lock, then _vlock.
+        self._lock = threading.RLock()
+        self._vlock = threading.Lock()
+        self._depth = 0
+        self._marks: list[int] = []
+        self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
+        self._vectors: dict[int, TenantVectors] = {}
+        self._erase_due = False
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = apsw.Connection(str(self.path))
-        except apsw.Error as exc:
-            raise StoreError(f"cannot open store at {self.path}: {exc}") from exc
+        except (OSError, apsw.Error) as exc:
+            raise StoreError(f"cannot open store at {self.path}: {type(exc).__name__}") from None
+        try:
+            self._configure()
+            self._migrate(embedder_name)
+            self._data_version = self._scalar("PRAGMA data_version")
+        except BaseException:  # wrong embedder or newer schema: do not leak the handle
+            self._db.close()
+            raise
+        # Redo the erase step: a crash between a forget's commit and its
+        # checkpoint left the forgotten pages in the main file.
+        self.erase()
+
+    # -- lifecycle -------------------------------------------------------
+    def _configure(self) -> None:
         self._db.enable_load_extension(True)
         self._db.load_extension(sqlite_vec.loadable_path())
         self._db.enable_load_extension(False)
-        self._db.set_busy_timeout(5000)
+        self._db.set_busy_timeout(self._busy_ms)
         # apsw runs a multi-statement string lazily, so pragmas go one by one.
         for pragma in (
             "journal_mode=WAL",
@@ -108,40 +165,49 @@ class SQLiteStorage:
             "temp_store=MEMORY",
         ):
             self._db.execute(f"PRAGMA {pragma}").fetchall()
-        self._lock = threading.RLock()
-        self._depth = 0
-        self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
-        self._vectors: dict[int, TenantVectors] = {}
-        self._data_version = self._scalar("PRAGMA data_version")
-        try:
-            self._migrate(embedder_name)
-        except BaseException:  # wrong embedder or newer schema: do not leak the handle
-            self._db.close()
-            raise
 
-    # -- lifecycle -------------------------------------------------------
     def _scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        row = self._db.execute(sql, args).fetchone()
+        with self._lock:
+            row = self._db.execute(sql, args).fetchone()
         return None if row is None else row[0]
 
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            if self._depth == 0:
+                raise StoreError("a write outside a transaction")
+            return self._db.execute(sql, args).fetchall()
+
+    def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._lock:
+            if self._depth == 0:
+                raise StoreError("a write outside a transaction")
+            if rows:
+                self._db.executemany(sql, rows)
+
     def _migrate(self, embedder_name: str) -> None:
-        version = self._scalar("PRAGMA user_version")
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"store schema v{version} is newer than this unrecall (v{SCHEMA_VERSION})"
-            )
-        steps = migrations(self.dim)
+        # Inside BEGIN IMMEDIATE: processes creating one store at once
+        # queue here, and each after the first finds the schema done.
         with self.transaction():
+            version = self._scalar("PRAGMA user_version")
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"store schema v{version} is newer than this unrecall (v{SCHEMA_VERSION})"
+                )
+            steps = migrations(self.dim)
             for v in range(version + 1, SCHEMA_VERSION + 1):
                 for stmt in steps[v]:
-                    self._db.execute(stmt).fetchall()
-                self._db.execute(f"PRAGMA user_version={v}").fetchall()
+                    self._write(stmt)
+                self._write(f"PRAGMA user_version={v}")
             if version == 0:
-                self._db.execute(
+                self._write(
                     "INSERT INTO meta VALUES ('embedder', ?), ('dim', ?), ('created_at', ?)",
                     (embedder_name, str(self.dim), str(time.time())),
                 )
-                self._db.execute(
+                self._write(
                     "INSERT INTO secrets VALUES ('store_key', ?)", (secrets.token_bytes(32),)
                 )
         stored = self._scalar("SELECT value FROM meta WHERE key = 'embedder'")
@@ -151,43 +217,117 @@ class SQLiteStorage:
                 " open it with the same embedder"
             )
 
+    def upgrades(self) -> list[str]:
+        """Migration steps that need the planes (``reindex``, ``rechain``)."""
+        value = self._scalar("SELECT value FROM meta WHERE key = 'upgrade'")
+        return value.split() if value else []
+
+    def upgraded(self, step: str) -> None:
+        """Mark an upgrade step done (call inside the step's transaction)."""
+        rest = [s for s in self.upgrades() if s != step]
+        if rest:
+            self._write("UPDATE meta SET value = ? WHERE key = 'upgrade'", (" ".join(rest),))
+        else:
+            self._write("DELETE FROM meta WHERE key = 'upgrade'")
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Outermost level is a real transaction, inner levels savepoints."""
+        """The outermost level is a ``BEGIN IMMEDIATE`` transaction, inner
+        levels are savepoints. The lock is held throughout, so no other
+        thread runs a statement on the connection meanwhile."""
         with self._lock:
+            outer = self._depth == 0
+            if outer:
+                self._begin()
+            else:
+                self._db.execute(f"SAVEPOINT sp{self._depth}")
+            self._marks.append(len(self._pending))
             self._depth += 1
             try:
-                with self._db:
-                    yield
+                yield
             except BaseException:
-                if self._depth == 1:
-                    self._pending.clear()
-                    self._vectors.clear()  # rebuild from vec0, the truth
-                raise
-            finally:
                 self._depth -= 1
-            if self._depth == 0:
-                self._apply_pending()
-                self._data_version = self._scalar("PRAGMA data_version")
+                self._rollback(outer, self._marks.pop())
+                raise
+            self._depth -= 1
+            self._marks.pop()
+            if outer:
+                self._commit()
+            else:
+                self._db.execute(f"RELEASE sp{self._depth}")
+
+    def _begin(self) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except apsw.BusyError:
+            raise StoreBusy(
+                f"the store is busy: another process held its write lock for more than"
+                f" {self._busy_ms / 1000:g} s"
+            ) from None
+        # Another connection's commits since the last look make the vector
+        # caches stale; this transaction must start from the file's truth.
+        self._check_data_version()
+
+    def _commit(self) -> None:
+        try:
+            self._db.execute("COMMIT")
+        except apsw.Error as exc:
+            self._rollback(True, 0)
+            raise StoreError(
+                f"the commit failed ({type(exc).__name__}); nothing was written"
+            ) from None
+        self._apply_pending()
+        if self._erase_due:
+            self._checkpoint(0.05)  # a forget's checkpoint that readers held up
+
+    def _rollback(self, outer: bool, mark: int) -> None:
+        del self._pending[mark:]
+        if not outer:
+            self._db.execute(f"ROLLBACK TO sp{self._depth}")
+            self._db.execute(f"RELEASE sp{self._depth}")
+            return
+        with self._vlock:
+            self._vectors.clear()  # rebuilt from vec0, the truth
+        if self._db.in_transaction:  # SQLite may have rolled back already
+            self._db.execute("ROLLBACK")
+
+    def held(self) -> bool:
+        """True when this thread holds the connection (inside a transaction):
+        work handed to another thread must not wait for it."""
+        return self._lock._is_owned()  # type: ignore[attr-defined]
 
     def secret_key(self) -> bytes:
         """The per-store random key (made once at creation)."""
         return self._scalar("SELECT value FROM secrets WHERE name = 'store_key'")
 
     def erase(self) -> bool:
-        """Checkpoint and truncate the WAL; False if a reader kept it busy."""
+        """Checkpoint and truncate the WAL, so that deleted pages leave both
+        the main file and the WAL; False if readers kept it from finishing
+        (it is retried after this process's next write, and on open/close)."""
+        return self._checkpoint(CHECKPOINT_WAIT_S)
+
+    def _checkpoint(self, wait_s: float) -> bool:
         with self._lock:
-            busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        return busy == 0
+            if self._depth:
+                return False  # inside a transaction: the caller's commit comes first
+            self._db.set_busy_timeout(int(wait_s * 1000))
+            try:
+                busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except apsw.BusyError:
+                busy = 1
+            finally:
+                self._db.set_busy_timeout(self._busy_ms)
+            self._erase_due = busy != 0
+            return busy == 0
 
     def compact(self) -> None:
-        """Rewrite the FTS index and the file: drops the rare digest a
-        secure-delete leaves as a page separator, and frees space."""
+        """Rewrite the full-text indexes and the file: frees the space deleted
+        rows left (erasure itself never waits for this)."""
         with self._lock:
             for table in ("memory_fts", "turn_fts"):
                 self._db.execute(f"INSERT INTO {table}({table}) VALUES('optimize')").fetchall()
             self._db.execute("VACUUM").fetchall()
-        self.erase()
+            self.erase()
 
     def files(self) -> list[Path]:
         """The database file and every sidecar that exists now."""
@@ -202,22 +342,59 @@ class SQLiteStorage:
 
     # -- tenants and turns ----------------------------------------------
     def tenant(self, key: str, create: bool) -> int | None:
-        """Look up (and optionally create) a tenant row."""
-        tid = self._scalar("SELECT id FROM tenants WHERE key = ?", (key,))
-        if tid is None and create:
-            with self.transaction():
-                self._db.execute("INSERT INTO tenants(key) VALUES (?)", (key,))
-                tid = self._db.last_insert_rowid()
+        """Look up (and optionally create) a tenant row; a new tenant gets a
+        random audit handle (``tenant_handle``)."""
+        with self._lock:
+            tid = self._scalar("SELECT id FROM tenants WHERE key = ?", (key,))
+            if tid is None and create:
+                with self.transaction():
+                    handle = _RANDOM.take(16).hex()
+                    self._write("INSERT INTO tenants(key, handle) VALUES (?, ?)", (key, handle))
+                    tid = self._db.last_insert_rowid()
         return tid
 
-    def tenant_key(self, tenant_id: int) -> str | None:
-        """The key of a tenant id."""
-        return self._scalar("SELECT key FROM tenants WHERE id = ?", (tenant_id,))
+    def tenant_handle(self, tenant_id: int) -> str | None:
+        """The random audit handle of a tenant id (gone with the tenant)."""
+        return self._scalar("SELECT handle FROM tenants WHERE id = ?", (tenant_id,))
 
-    def delete_tenant(self, tenant_id: int) -> None:
-        """Delete the tenant row (its key may itself be personal data)."""
-        self._db.execute("DELETE FROM tenants WHERE id = ?", (tenant_id,))
-        self._vectors.pop(tenant_id, None)
+    def tenant_version(self, tenant_id: int) -> int:
+        """A number that moves with every change to the tenant's memories,
+        turns and provenance (triggers), or -1 when the tenant is gone."""
+        version = self._scalar("SELECT version FROM tenants WHERE id = ?", (tenant_id,))
+        return -1 if version is None else int(version)
+
+    def erase_tenant(self, tenant_id: int) -> tuple[int, int]:
+        """Delete everything of a tenant: index rows, lexicon, memories,
+        turns, the tenant row (its key may itself be personal data); set
+        statements, so a tenant of any size goes. Returns (memories, turns)."""
+        with self.transaction():
+            active = [
+                r[0]
+                for r in self._rows(
+                    "SELECT id FROM memories WHERE tenant_id = ? AND state = 'active'", (tenant_id,)
+                )
+            ]
+            turns = [
+                r[0] for r in self._rows("SELECT id FROM turns WHERE tenant_id = ?", (tenant_id,))
+            ]
+            # Every token of the tenant is the tenant's own: no counting down.
+            self._write_many("DELETE FROM memory_fts WHERE rowid = ?", [(i,) for i in active])
+            self._write_many("DELETE FROM memory_vec WHERE rowid = ?", [(i,) for i in active])
+            self._write_many("DELETE FROM turn_fts WHERE rowid = ?", [(i,) for i in turns])
+            self._write("DELETE FROM lexicon WHERE tenant_id = ?", (tenant_id,))
+            memories = self._scalar(
+                "SELECT count(*) FROM memories WHERE tenant_id = ?", (tenant_id,)
+            )
+            self._write(
+                "UPDATE memories SET superseded_by = NULL WHERE tenant_id = ?"
+                " AND superseded_by IS NOT NULL",
+                (tenant_id,),
+            )
+            self._write("DELETE FROM memories WHERE tenant_id = ?", (tenant_id,))
+            self._write("DELETE FROM turns WHERE tenant_id = ?", (tenant_id,))
+            self._write("DELETE FROM tenants WHERE id = ?", (tenant_id,))
+            self._pending.append(("drop", tenant_id, 0, None))
+        return int(memories), len(turns)
 
     def add_turn(
         self,
@@ -230,55 +407,55 @@ class SQLiteStorage:
     ) -> TurnRow:
         """Insert a source turn."""
         uid = new_uid("t")
-        self._db.execute(
-            "INSERT INTO turns(uid, tenant_id, role, text, session_id, at, metadata)"
-            " VALUES (?,?,?,?,?,?,?)",
-            (uid, tenant_id, role, text, session_id, at, json.dumps(metadata)),
-        )
-        return TurnRow(
-            self._db.last_insert_rowid(), uid, tenant_id, role, text, session_id, at, metadata
-        )
+        with self._lock:
+            self._write(
+                "INSERT INTO turns(uid, tenant_id, role, text, session_id, at, metadata)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (uid, tenant_id, role, text, session_id, at, json.dumps(metadata)),
+            )
+            tid = self._db.last_insert_rowid()
+        return TurnRow(tid, uid, tenant_id, role, text, session_id, at, metadata)
 
     def turn(self, tenant_id: int, uid: str) -> TurnRow | None:
         """A turn by public id within a tenant."""
-        row = self._db.execute(
+        rows = self._rows(
             f"SELECT {_TURN_COLS} FROM turns WHERE uid = ? AND tenant_id = ?", (uid, tenant_id)
-        ).fetchone()
-        return None if row is None else _turn(row)
+        )
+        return _turn(rows[0]) if rows else None
 
     def turns(self, tenant_id: int) -> list[TurnRow]:
         """All turns of a tenant, oldest first."""
-        rows = self._db.execute(
+        rows = self._rows(
             f"SELECT {_TURN_COLS} FROM turns WHERE tenant_id = ? ORDER BY at, id", (tenant_id,)
         )
         return [_turn(r) for r in rows]
 
     def index_turn(self, turn: TurnRow, terms: str) -> None:
-        """Insert a turn's full-text row."""
-        self._db.execute(
-            "INSERT INTO turn_fts(rowid, terms) VALUES (?, ?)",
-            (turn.id, _tenant_terms(turn.tenant_id, terms.split())),
-        )
+        """Insert a turn's full-text row (its term digests as lexicon tokens)."""
+        with self._lock:
+            self._write(
+                "INSERT INTO turn_fts(rowid, terms) VALUES (?, ?)",
+                (turn.id, self._tokens(turn.tenant_id, terms)),
+            )
 
     def set_turn_text(self, turn: TurnRow, text: str, terms: str) -> None:
         """Overwrite a turn's text and its full-text row."""
-        self._db.execute("UPDATE turns SET text = ? WHERE id = ?", (text, turn.id))
-        self._db.execute("DELETE FROM turn_fts WHERE rowid = ?", (turn.id,))
-        self.index_turn(turn, terms)
+        with self._lock:
+            self._write("UPDATE turns SET text = ? WHERE id = ?", (text, turn.id))
+            self._unindex_rows("turn_fts", [turn.id])
+            self.index_turn(turn, terms)
 
     def delete_turns(self, turn_ids: Sequence[int]) -> None:
         """Delete turns and their full-text rows (provenance edges cascade)."""
-        for tid in turn_ids:
-            self._db.execute("DELETE FROM turn_fts WHERE rowid = ?", (tid,))
-            self._db.execute("DELETE FROM turns WHERE id = ?", (tid,))
+        with self._lock:
+            self._unindex_rows("turn_fts", turn_ids)
+            self._write_many("DELETE FROM turns WHERE id = ?", [(t,) for t in turn_ids])
 
     def turns_by_id(self, ids: Sequence[int]) -> list[TurnRow]:
         """Turns by internal id, in the given order."""
         if not ids:
             return []
-        rows = self._db.execute(
-            f"SELECT {_TURN_COLS} FROM turns WHERE id IN ({_marks(len(ids))})", list(ids)
-        )
+        rows = self._rows(f"SELECT {_TURN_COLS} FROM turns WHERE id IN {_IDS}", (_ids(ids),))
         by_id = {r[0]: _turn(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
@@ -298,28 +475,29 @@ class SQLiteStorage:
     ) -> MemoryRow:
         """Insert an active memory and its provenance edges."""
         uid = new_uid("m")
-        self._db.execute(
-            "INSERT INTO memories(uid, tenant_id, agent_id, run_id, text, kind, state,"
-            " created_at, updated_at, expires_at, metadata)"
-            " VALUES (?,?,?,?,?,?,'active',?,?,?,?)",
-            (
-                uid,
-                tenant_id,
-                agent_id,
-                run_id,
-                text,
-                kind,
-                at,
-                at,
-                expires_at,
-                json.dumps(metadata),
-            ),
-        )
-        mid = self._db.last_insert_rowid()
-        self._db.executemany(
-            "INSERT OR IGNORE INTO provenance(memory_id, turn_id) VALUES (?, ?)",
-            [(mid, t) for t in sources],
-        )
+        with self._lock:
+            self._write(
+                "INSERT INTO memories(uid, tenant_id, agent_id, run_id, text, kind, state,"
+                " created_at, updated_at, expires_at, metadata)"
+                " VALUES (?,?,?,?,?,?,'active',?,?,?,?)",
+                (
+                    uid,
+                    tenant_id,
+                    agent_id,
+                    run_id,
+                    text,
+                    kind,
+                    at,
+                    at,
+                    expires_at,
+                    json.dumps(metadata),
+                ),
+            )
+            mid = self._db.last_insert_rowid()
+            self._write_many(
+                "INSERT OR IGNORE INTO provenance(memory_id, turn_id) VALUES (?, ?)",
+                [(mid, t) for t in sources],
+            )
         return MemoryRow(
             mid,
             uid,
@@ -338,27 +516,27 @@ class SQLiteStorage:
 
     def link(self, memory_ids: Sequence[int], turn_id: int) -> None:
         """Add ``turn_id`` as one more source of each memory (a repetition)."""
-        self._db.executemany(
+        self._write_many(
             "INSERT OR IGNORE INTO provenance(memory_id, turn_id) VALUES (?, ?)",
             [(m, turn_id) for m in memory_ids],
         )
 
     def memory(self, tenant_id: int, uid: str) -> MemoryRow | None:
         """A memory by public id within a tenant."""
-        row = self._db.execute(
+        rows = self._rows(
             f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.uid = ? AND m.tenant_id = ?",
             (uid, tenant_id),
-        ).fetchone()
-        return None if row is None else _memory(row)
+        )
+        return _memory(rows[0]) if rows else None
 
     def memories(self, tenant_id: int, states: Sequence[str] | None = None) -> list[MemoryRow]:
         """A tenant's memories, oldest first."""
         sql = f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.tenant_id = ?"
         args: list[Any] = [tenant_id]
         if states is not None:
-            sql += f" AND m.state IN ({_marks(len(states))})"
-            args += list(states)
-        return [_memory(r) for r in self._db.execute(sql + " ORDER BY m.id", args)]
+            sql += f" AND m.state IN {_IDS}"
+            args.append(_ids(states))
+        return [_memory(r) for r in self._rows(sql + " ORDER BY m.id", args)]
 
     def count_memories(self, tenant_id: int) -> int:
         """How many memories a tenant holds, in any state."""
@@ -368,9 +546,8 @@ class SQLiteStorage:
         """Memories by internal id, in the given order."""
         if not ids:
             return []
-        rows = self._db.execute(
-            f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.id IN ({_marks(len(ids))})",
-            list(ids),
+        rows = self._rows(
+            f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.id IN {_IDS}", (_ids(ids),)
         )
         by_id = {r[0]: _memory(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
@@ -380,11 +557,11 @@ class SQLiteStorage:
         out: dict[int, list[TurnRow]] = {m: [] for m in memory_ids}
         if not memory_ids:
             return out
-        rows = self._db.execute(
-            f"SELECT p.memory_id, {', '.join('t.' + c.strip() for c in _TURN_COLS.split(','))}"
-            f" FROM provenance p JOIN turns t ON t.id = p.turn_id"
-            f" WHERE p.memory_id IN ({_marks(len(memory_ids))}) ORDER BY t.at, t.id",
-            list(memory_ids),
+        cols = ", ".join("t." + c.strip() for c in _TURN_COLS.split(","))
+        rows = self._rows(
+            f"SELECT p.memory_id, {cols} FROM provenance p JOIN turns t ON t.id = p.turn_id"
+            f" WHERE p.memory_id IN {_IDS} ORDER BY t.at, t.id",
+            (_ids(memory_ids),),
         )
         for r in rows:
             out[r[0]].append(_turn(r[1:]))
@@ -394,70 +571,121 @@ class SQLiteStorage:
         """Memory ids derived from any of the turns."""
         if not turn_ids:
             return []
-        rows = self._db.execute(
-            f"SELECT DISTINCT memory_id FROM provenance WHERE turn_id IN ({_marks(len(turn_ids))})",
-            list(turn_ids),
+        rows = self._rows(
+            f"SELECT DISTINCT memory_id FROM provenance WHERE turn_id IN {_IDS}", (_ids(turn_ids),)
         )
         return [r[0] for r in rows]
 
     def set_state(self, ids: Sequence[int], state: str, at: float) -> None:
         """Change state and touch ``updated_at``."""
-        self._db.executemany(
+        self._write_many(
             "UPDATE memories SET state = ?, updated_at = ? WHERE id = ?",
             [(state, at, i) for i in ids],
         )
 
     def set_superseded_by(self, ids: Sequence[int], successor: int) -> None:
         """Record the successor of superseded memories."""
-        self._db.executemany(
+        self._write_many(
             "UPDATE memories SET superseded_by = ? WHERE id = ?", [(successor, i) for i in ids]
         )
 
     def set_text(self, memory_id: int, text: str, at: float) -> None:
         """Overwrite a memory's text."""
-        self._db.execute(
+        self._write(
             "UPDATE memories SET text = ?, updated_at = ? WHERE id = ?", (text, at, memory_id)
         )
 
     def set_expiry(self, memory_id: int, expires_at: float | None) -> None:
         """Set a memory's expiry."""
-        self._db.execute("UPDATE memories SET expires_at = ? WHERE id = ?", (expires_at, memory_id))
+        self._write("UPDATE memories SET expires_at = ? WHERE id = ?", (expires_at, memory_id))
 
     def delete_memories(self, ids: Sequence[int]) -> None:
         """Delete memories and their recall rows (provenance cascades)."""
-        rows = self.memories_by_id(ids)
-        self.unindex([r for r in rows if r.state == "active"])
-        self._db.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
+        with self._lock:
+            rows = self.memories_by_id(ids)
+            self.unindex([r for r in rows if r.state == "active"])
+            self._write_many("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
 
     def expired(self, now: float, states: Sequence[str]) -> list[MemoryRow]:
         """Memories whose ``expires_at`` has passed."""
-        rows = self._db.execute(
+        rows = self._rows(
             f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.expires_at IS NOT NULL"
-            f" AND m.expires_at <= ? AND m.state IN ({_marks(len(states))}) ORDER BY m.id",
-            [now, *states],
+            f" AND m.expires_at <= ? AND m.state IN {_IDS} ORDER BY m.id",
+            (now, _ids(states)),
         )
         return [_memory(r) for r in rows]
 
+    # -- full-text lexicon ----------------------------------------------
+    def _tokens(self, tenant_id: int, terms: str) -> str:
+        """The FTS5 text for a document of term digests: each digest's token
+        in the tenant's lexicon (drawn on first use), and one more use of it
+        counted per distinct digest (lock held)."""
+        digests = terms.split()
+        token = {d: self._use(tenant_id, bytes.fromhex(d)) for d in dict.fromkeys(digests)}
+        return " ".join(token[d] for d in digests)
+
+    def _use(self, tenant_id: int, digest: bytes) -> str:
+        for _ in range(8):
+            try:
+                return self._write(
+                    "INSERT INTO lexicon(tenant_id, digest, token, refs) VALUES (?, ?, ?, 1)"
+                    " ON CONFLICT(tenant_id, digest) DO UPDATE SET refs = refs + 1"
+                    " RETURNING token",
+                    (tenant_id, digest, _new_token()),
+                )[0][0]
+            except apsw.ConstraintError:  # the drawn token exists already: draw again
+                continue
+        raise StoreError("could not draw a fresh full-text token")
+
+    def _unindex_rows(self, table: str, rowids: Sequence[int]) -> None:
+        """Delete full-text rows and count their tokens' uses down; a token
+        used no more leaves the lexicon (lock held, inside a transaction)."""
+        for rowid in rowids:
+            found = self._db.execute(
+                f"SELECT terms FROM {table} WHERE rowid = ?", (rowid,)
+            ).fetchall()
+            if not found:
+                continue
+            self._write(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+            tokens = [(t,) for t in set(found[0][0].split())]
+            self._write_many("UPDATE lexicon SET refs = refs - 1 WHERE token = ?", tokens)
+            self._write_many("DELETE FROM lexicon WHERE token = ? AND refs <= 0", tokens)
+
+    def _lookup(self, tenant_id: int, terms: Sequence[str]) -> list[str]:
+        """The tokens of those digests the tenant's lexicon holds."""
+        rows = self._rows(
+            "SELECT token FROM lexicon WHERE tenant_id = ? AND digest IN"
+            " (SELECT unhex(value) FROM json_each(?))",
+            (tenant_id, _ids(dict.fromkeys(terms))),
+        )
+        return [r[0] for r in rows]
+
     # -- recall indexes -------------------------------------------------
+    def index_terms(self, row: MemoryRow, terms: str) -> None:
+        """Insert a memory's full-text row."""
+        with self._lock:
+            self._write(
+                "INSERT INTO memory_fts(rowid, terms) VALUES (?, ?)",
+                (row.id, self._tokens(row.tenant_id, terms)),
+            )
+
     def index(self, row: MemoryRow, terms: str, embedding: np.ndarray) -> None:
         """Insert FTS and vector rows for one memory."""
         vec = np.ascontiguousarray(embedding, dtype=np.float32)
-        self._db.execute(
-            "INSERT INTO memory_fts(rowid, terms) VALUES (?, ?)",
-            (row.id, _tenant_terms(row.tenant_id, terms.split())),
-        )
-        self._db.execute(
-            "INSERT INTO memory_vec(rowid, tenant_id, embedding) VALUES (?, ?, ?)",
-            (row.id, row.tenant_id, vec.tobytes()),
-        )
-        self._pending.append(("add", row.tenant_id, row.id, vec))
+        with self._lock:
+            self.index_terms(row, terms)
+            self._write(
+                "INSERT INTO memory_vec(rowid, tenant_id, embedding) VALUES (?, ?, ?)",
+                (row.id, row.tenant_id, vec.tobytes()),
+            )
+            self._pending.append(("add", row.tenant_id, row.id, vec))
 
     def unindex(self, rows: Sequence[MemoryRow]) -> None:
         """Delete FTS and vector rows."""
-        for row in rows:
-            self._db.execute("DELETE FROM memory_fts WHERE rowid = ?", (row.id,))
-            self._db.execute("DELETE FROM memory_vec WHERE rowid = ?", (row.id,))
-            self._pending.append(("remove", row.tenant_id, row.id, None))
+        with self._lock:
+            self._unindex_rows("memory_fts", [r.id for r in rows])
+            self._write_many("DELETE FROM memory_vec WHERE rowid = ?", [(r.id,) for r in rows])
+            self._pending.extend(("remove", r.tenant_id, r.id, None) for r in rows)
 
     def lexical(
         self,
@@ -467,40 +695,46 @@ class SQLiteStorage:
         require_all: bool = False,
         turns: bool = False,
     ) -> list[tuple[int, float]]:
-        """BM25 over the tenant's own terms (see ``_tenant_terms``)."""
+        """BM25 over the tenant's tokens for the given term digests."""
         if not terms:
             return []
         table = "turn_fts" if turns else "memory_fts"
-        joiner = " AND " if require_all else " OR "
-        match = joiner.join(_tenant_terms(tenant_id, terms).split())
-        rows = self._db.execute(
-            f"SELECT rowid, bm25({table}) AS s FROM {table}"
-            f" WHERE {table} MATCH ? ORDER BY s LIMIT ?",
-            (match, limit),
-        )
+        with self._lock:
+            tokens = self._lookup(tenant_id, terms)
+            if not tokens or (require_all and len(tokens) < len(set(terms))):
+                return []  # a digest no row of the tenant holds
+            match = (" AND " if require_all else " OR ").join(f'"{t}"' for t in tokens)
+            rows = self._db.execute(
+                f"SELECT rowid, bm25({table}) AS s FROM {table}"
+                f" WHERE {table} MATCH ? ORDER BY s LIMIT ?",
+                (match, limit),
+            ).fetchall()
         return [(r[0], -r[1]) for r in rows]
+
+    def _check_data_version(self) -> None:
+        version = self._db.execute("PRAGMA data_version").fetchone()[0]
+        if version != getattr(self, "_data_version", version):
+            with self._vlock:
+                self._vectors.clear()
+        self._data_version = version
 
     def sync(self) -> None:
         """Drop the vector caches if another connection committed."""
         with self._lock:
-            version = self._scalar("PRAGMA data_version")
-            if version != self._data_version:
-                self._vectors.clear()
-                self._data_version = version
+            self._check_data_version()
 
     def vector(
         self, tenant_id: int, query: np.ndarray, limit: int, *, synced: bool = False
     ) -> list[tuple[int, float]]:
         """Exact cosine top-k through the tenant's cached matrix. With
         ``synced`` (``sync()`` was just called) a cached matrix is scanned
-        without touching the connection, so a BM25 query running on it in
-        another thread does not hold the scan up."""
-        with self._lock:
-            if not synced:
-                self.sync()
-            return self._tenant_vectors(tenant_id).search(
-                np.asarray(query, dtype=np.float32), limit
-            )
+        without the connection, so a BM25 query running on it in another
+        thread does not hold the scan up."""
+        if not synced:
+            self.sync()
+        cache = self._tenant_vectors(tenant_id)
+        with self._vlock:
+            return cache.search(np.asarray(query, dtype=np.float32), limit)
 
     def embeddings(self, tenant_id: int, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """Stored vectors of the indexed memories among ``ids``: the
@@ -508,7 +742,9 @@ class SQLiteStorage:
         index changes on top."""
         with self._lock:
             self.sync()
-            found = self._tenant_vectors(tenant_id).get(ids)
+            cache = self._tenant_vectors(tenant_id)
+            with self._vlock:
+                found = cache.get(ids)
             wanted = set(ids)
             for op, tid, mid, vec in self._pending:
                 if tid == tenant_id and mid in wanted:
@@ -519,21 +755,25 @@ class SQLiteStorage:
             return found
 
     def _tenant_vectors(self, tenant_id: int) -> TenantVectors:
-        """The tenant's vector matrix, loaded on first use (lock held)."""
-        cache = self._vectors.get(tenant_id)
-        if cache is None:
+        """The tenant's vector matrix, loaded on first use."""
+        with self._vlock:
+            cache = self._vectors.get(tenant_id)
+        if cache is not None:
+            return cache
+        with self._lock:
             loaded = self._vec0_chunks(tenant_id)
             if loaded is not None:
                 cache = TenantVectors.from_arrays(self.dim, *loaded)
             else:
                 rows = self._db.execute(
-                    "SELECT rowid, embedding FROM memory_vec WHERE tenant_id = ?",
-                    (tenant_id,),
-                )
+                    "SELECT rowid, embedding FROM memory_vec WHERE tenant_id = ?", (tenant_id,)
+                ).fetchall()
                 cache = TenantVectors(
                     self.dim, ((r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows)
                 )
-            self._vectors[tenant_id] = cache
+            if self._depth == 0:  # inside a transaction the rows may yet roll back
+                with self._vlock:
+                    self._vectors[tenant_id] = cache
         return cache
 
     def _vec0_chunks(self, tenant_id: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -586,14 +826,18 @@ class SQLiteStorage:
         return ids, mat
 
     def _apply_pending(self) -> None:
-        for op, tenant_id, mid, vec in self._pending:
-            cache = self._vectors.get(tenant_id)
-            if cache is None:
-                continue  # built lazily from vec0 on next search
-            if op == "add" and vec is not None:
-                cache.add(mid, vec)
-            else:
-                cache.remove(mid)
+        with self._vlock:
+            for op, tenant_id, mid, vec in self._pending:
+                if op == "drop":
+                    self._vectors.pop(tenant_id, None)
+                    continue
+                cache = self._vectors.get(tenant_id)
+                if cache is None:
+                    continue  # built lazily from vec0 on next search
+                if op == "add" and vec is not None:
+                    cache.add(mid, vec)
+                else:
+                    cache.remove(mid)
         self._pending.clear()
 
     # -- audit ----------------------------------------------------------
@@ -608,22 +852,23 @@ class SQLiteStorage:
         digest: str,
     ) -> int:
         """Append an audit row and its ref index entries."""
-        self._db.execute(
-            "INSERT INTO audit(at, tenant, op, detail, refs, prev, hash) VALUES (?,?,?,?,?,?,?)",
-            (
-                at,
-                tenant,
-                op,
-                json.dumps(detail, sort_keys=True),
-                json.dumps(list(refs)),
-                prev,
-                digest,
-            ),
-        )
-        seq = self._db.last_insert_rowid()
-        self._db.executemany(
-            "INSERT OR IGNORE INTO audit_refs(ref, seq) VALUES (?, ?)", [(r, seq) for r in refs]
-        )
+        with self._lock:
+            self._write(
+                "INSERT INTO audit(at, tenant, op, detail, refs, prev, hash) VALUES (?,?,?,?,?,?,?)",
+                (
+                    at,
+                    tenant,
+                    op,
+                    json.dumps(detail, sort_keys=True),
+                    json.dumps(list(refs)),
+                    prev,
+                    digest,
+                ),
+            )
+            seq = self._db.last_insert_rowid()
+            self._write_many(
+                "INSERT OR IGNORE INTO audit_refs(ref, seq) VALUES (?, ?)", [(r, seq) for r in refs]
+            )
         return seq
 
     def audit_last_hash(self) -> str | None:
@@ -634,12 +879,30 @@ class SQLiteStorage:
         """Rows in sequence order."""
         cols = "a.seq, a.at, a.tenant, a.op, a.detail, a.refs, a.prev, a.hash"
         if ref is None:
-            cur = self._db.execute(f"SELECT {cols} FROM audit a ORDER BY a.seq")
+            rows = self._rows(f"SELECT {cols} FROM audit a ORDER BY a.seq")
         else:
-            cur = self._db.execute(
+            rows = self._rows(
                 f"SELECT {cols} FROM audit_refs r JOIN audit a ON a.seq = r.seq"
                 " WHERE r.ref = ? ORDER BY a.seq",
                 (ref,),
             )
-        for r in cur.fetchall():
+        for r in rows:
             yield AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), r[6], r[7])
+
+    def rewrite_audit(self, rows: Sequence[AuditRow]) -> None:
+        """Replace the tenant, prev and hash of audit rows (an upgrade
+        re-chaining the log; inside its transaction)."""
+        self._write_many(
+            "UPDATE audit SET tenant = ?, prev = ?, hash = ? WHERE seq = ?",
+            [(r.tenant, r.prev, r.hash, r.seq) for r in rows],
+        )
+
+    def set_tenant_handles(self, handles: dict[int, str]) -> None:
+        """Give tenants their audit handles (an upgrade; inside its transaction)."""
+        self._write_many(
+            "UPDATE tenants SET handle = ? WHERE id = ?", [(h, t) for t, h in handles.items()]
+        )
+
+    def tenant_keys(self) -> dict[int, str]:
+        """Every tenant id with its key (for upgrades)."""
+        return {r[0]: r[1] for r in self._rows("SELECT id, key FROM tenants")}
