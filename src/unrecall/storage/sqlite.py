@@ -854,7 +854,8 @@ class SQLiteStorage:
         """Append an audit row and its ref index entries."""
         with self._lock:
             self._write(
-                "INSERT INTO audit(at, tenant, op, detail, refs, prev, hash) VALUES (?,?,?,?,?,?,?)",
+                "INSERT INTO audit(at, tenant, op, detail, refs, prev, hash)"
+                " VALUES (?,?,?,?,?,?,?)",
                 (
                     at,
                     tenant,
