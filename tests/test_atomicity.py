@@ -55,7 +55,7 @@ def observed(mem: Memory) -> dict[str, Any]:
 
 def assert_consistent_with_disk(mem: Memory) -> None:
     """The live store (with its vector cache) answers exactly like a freshly
-    opened one, whose cache is built from the vec0 rows on disk."""
+    opened one, whose cache is loaded from the vector rows on disk."""
     queries = ["alpha enjoys", "tea", "mountain hiking", "bay", "sailing", "gamma"]
     live = {(u, q): mem.search(q, user_id=u, k=10) for u in ("u", "v") for q in queries}
     with Memory(mem.storage.path, embedder="hashing") as fresh:
@@ -138,7 +138,7 @@ def test_index_failing_on_second_row_rolls_back_and_cache_stays_true(
 
 def test_rollback_drops_vectors_seen_inside_the_transaction(store: Memory) -> None:
     # the tenant's vector cache is cold: the search inside the transaction
-    # builds it from vec0 rows that include the uncommitted memory
+    # builds it from vector rows that include the uncommitted memory
     with pytest.raises(Boom), store.storage.transaction():
         store.add("alpha enjoys gamma rays", user_id="u")
         hits = store.search("gamma rays", user_id="u")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from unrecall import Memory
-from unrecall.storage.schema import SCHEMA_VERSION, VEC_CHUNK_ROWS
+from unrecall.storage.schema import SCHEMA_VERSION
 
 DATA = Path(__file__).parent / "data"
 PURGED = b"zqoldsecret01"  # purged with v1/v2's full-text design
@@ -26,6 +26,25 @@ def old_store(tmp_path: Path, version: int) -> Path:
     path = tmp_path / f"v{version}.db"
     path.write_bytes(gzip.decompress((DATA / f"store_v{version}.db.gz").read_bytes()))
     return path
+
+
+def layout(mem: Memory) -> list[tuple[str, ...]]:
+    """Every table, index and trigger, with each table's columns."""
+    db = mem.storage._db
+    out: list[tuple[str, ...]] = []
+    for kind, name in db.execute(
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+    ):
+        cols = (
+            [c[1:4] for c in db.execute(f"PRAGMA table_xinfo({name})")] if kind == "table" else []
+        )
+        out.append((kind, name, repr(cols)))
+    return out
+
+
+def fresh_layout(tmp_path: Path) -> list[tuple[str, ...]]:
+    with Memory(tmp_path / "fresh.db", embedder="hashing") as mem:
+        return layout(mem)
 
 
 def old_traces(path: Path, key: bytes) -> dict[str, bool]:
@@ -46,8 +65,9 @@ def test_an_old_store_opens_keeps_everything_and_loses_its_traces(
         key = mem.storage.secret_key()
         assert mem.storage._scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert mem.storage.upgrades() == []
-        sizes = {r[0] for r in mem.storage._db.execute("SELECT size FROM memory_vec_chunks")}
-        assert sizes == {VEC_CHUNK_ROWS}
+        assert layout(mem) == fresh_layout(tmp_path)
+        vectors = mem.storage._scalar("SELECT count(*) FROM memory_vectors")
+        assert vectors == sum(len(mem.get_all(user_id=u)) for u in ("u0", "u1", "u2"))
         # every memory, in its state, with recall over both indexes
         states = {
             u: sorted(
@@ -87,8 +107,8 @@ def test_the_v2_fixture_really_holds_the_old_traces(tmp_path: Path) -> None:
 
 
 def test_a_small_tenant_does_not_cost_a_large_vector_chunk(tmp_path: Path) -> None:
-    # Each vec0 partition allocates whole chunks; with sqlite-vec's default
-    # (1024 rows) every tenant cost 1.5 MB of zeroes.
+    # Each vec0 partition allocated whole chunks: at sqlite-vec's default of
+    # 1024 rows every tenant cost 1.5 MB of zeroes.
     path = tmp_path / "many.db"
     with Memory(path, embedder="hashing") as mem:
         for u in range(40):

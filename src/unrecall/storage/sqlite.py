@@ -1,22 +1,22 @@
-"""The embedded default: one SQLite file via apsw, FTS5 and sqlite-vec.
+"""The embedded default: one SQLite file via apsw.
 
 Erasure (DESIGN.md, invariant 4) rests on four things, each checked by the
 forensic tests and by ``bench/attack.py``:
 
-- ``PRAGMA secure_delete=ON``: every freed cell and page is zeroed, in
-  every b-tree (an index b-tree keeps each key once, so nothing stale is
-  left in an interior page either).
-- Full-text rows hold random tokens from a per-tenant lexicon, not words or
-  digests of words (schema v3). The FTS5 tables keep that token content, so
-  a DELETE tells FTS5 which postings to remove, and FTS5's ``secure-delete``
-  removes them from the index pages at once. What FTS5 cannot remove, a page
-  separator (a prefix of the first term of a page), is a prefix of a random
-  token; the lexicon row that tied the token to a keyed digest of the word
-  goes with the word's last use, so no key in the file maps it back.
+- ``PRAGMA secure_delete=ON``: every freed cell and page is zeroed, in every
+  b-tree (an index b-tree holds each key once, interior pages included, so a
+  deleted key leaves no stale copy).
+- The full-text index is plain b-tree rows (schema v3): postings of lexicon
+  ids per document, and a per-tenant lexicon from keyed term digests to ids.
+  A delete removes exactly the document's postings, and a term no document
+  uses any more leaves the lexicon (a trigger), so the only place the
+  digest of a forgotten word was is zeroed at commit. (FTS5 kept deleted
+  terms behind tombstones until a merge, and page separators after it: with
+  the digest key in the file, a digest of a 4-digit PIN is the PIN.)
 - ``wal_checkpoint(TRUNCATE)`` after each forgetting operation, and when the
   store opens: a crash between a commit and its checkpoint leaves the old
   pages in the main file, and the next open pushes them out.
-- Vectors: vec0 zeroes a deleted row's slot in its chunk.
+- Vectors are rows of a plain table too (recall scans an in-process copy).
 
 Sharing (invariant 7): one connection, every statement under one lock, so a
 thread never sees another thread's uncommitted rows; write transactions
@@ -27,10 +27,12 @@ processes queue for the write lock instead of failing on a late upgrade.
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,7 +44,7 @@ import sqlite_vec
 
 from unrecall.errors import StoreBusy, StoreError
 from unrecall.storage.base import AuditRow, MemoryRow, TurnRow
-from unrecall.storage.schema import SCHEMA_VERSION, migrations
+from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
 from unrecall.storage.vector_cache import TenantVectors
 
 _MEMORY_COLS = (
@@ -55,6 +57,11 @@ _TURN_COLS = "id, uid, tenant_id, role, text, session_id, at, metadata"
 # than a handful of variables (SQLite allows 32,766): a tenant of any size
 # can be read, exported and erased.
 _IDS = "(SELECT value FROM json_each(?))"
+
+_POSTINGS = {"m": "memory_terms", "t": "turn_terms"}
+# Okapi BM25's usual constants (FTS5's too).
+BM25_K1 = 1.2
+BM25_B = 0.75
 
 # How long a write waits for another process's write transaction.
 BUSY_TIMEOUT_S = 30.0
@@ -103,11 +110,6 @@ def new_uid(prefix: str) -> str:
     return f"{prefix}_{_RANDOM.take(10).hex()}"
 
 
-def _new_token() -> str:
-    """A random full-text token (64 bits; the lexicon keeps them unique)."""
-    return _RANDOM.take(8).hex()
-
-
 class SQLiteStorage:
     """``Storage`` over a single SQLite file (``:memory:`` is refused: erasure
     must be provable on disk). One object may be shared by threads, and any
@@ -134,6 +136,8 @@ class SQLiteStorage:
         self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
         self._vectors: dict[int, TenantVectors] = {}
         self._erase_due = False
+        # (tenant id, digest) -> lexicon id, for the current transaction
+        self._term_cache: dict[tuple[int, str], int] = {}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = apsw.Connection(str(self.path))
@@ -152,9 +156,6 @@ class SQLiteStorage:
 
     # -- lifecycle -------------------------------------------------------
     def _configure(self) -> None:
-        self._db.enable_load_extension(True)
-        self._db.load_extension(sqlite_vec.loadable_path())
-        self._db.enable_load_extension(False)
         self._db.set_busy_timeout(self._busy_ms)
         # apsw runs a multi-statement string lazily, so pragmas go one by one.
         for pragma in (
@@ -197,12 +198,10 @@ class SQLiteStorage:
                 raise StoreError(
                     f"store schema v{version} is newer than this unrecall (v{SCHEMA_VERSION})"
                 )
-            steps = migrations(self.dim)
-            for v in range(version + 1, SCHEMA_VERSION + 1):
-                for stmt in steps[v]:
-                    self._write(stmt)
-                self._write(f"PRAGMA user_version={v}")
             if version == 0:
+                for stmt in schema():
+                    self._write(stmt)
+                self._write(f"PRAGMA user_version={SCHEMA_VERSION}")
                 self._write(
                     "INSERT INTO meta VALUES ('embedder', ?), ('dim', ?), ('created_at', ?)",
                     (embedder_name, str(self.dim), str(time.time())),
@@ -210,6 +209,17 @@ class SQLiteStorage:
                 self._write(
                     "INSERT INTO secrets VALUES ('store_key', ?)", (secrets.token_bytes(32),)
                 )
+            elif version < SCHEMA_VERSION:
+                # Versions 1 and 2 kept vectors in a vec0 virtual table: the
+                # steps that move them out need its module.
+                self._db.enable_load_extension(True)
+                self._db.load_extension(sqlite_vec.loadable_path())
+                self._db.enable_load_extension(False)
+                steps = migrations()
+                for v in range(version + 1, SCHEMA_VERSION + 1):
+                    for stmt in steps[v]:
+                        self._write(stmt)
+                    self._write(f"PRAGMA user_version={v}")
         stored = self._scalar("SELECT value FROM meta WHERE key = 'embedder'")
         if stored != embedder_name:
             raise StoreError(
@@ -238,6 +248,7 @@ class SQLiteStorage:
         with self._lock:
             outer = self._depth == 0
             if outer:
+                self._term_cache.clear()  # another process may have changed the lexicon
                 self._begin()
             else:
                 self._db.execute(f"SAVEPOINT sp{self._depth}")
@@ -282,12 +293,13 @@ class SQLiteStorage:
 
     def _rollback(self, outer: bool, mark: int) -> None:
         del self._pending[mark:]
+        self._term_cache.clear()  # lexicon rows made inside are rolled back
         if not outer:
             self._db.execute(f"ROLLBACK TO sp{self._depth}")
             self._db.execute(f"RELEASE sp{self._depth}")
             return
         with self._vlock:
-            self._vectors.clear()  # rebuilt from vec0, the truth
+            self._vectors.clear()  # reloaded from the table, the truth
         if self._db.in_transaction:  # SQLite may have rolled back already
             self._db.execute("ROLLBACK")
 
@@ -321,11 +333,9 @@ class SQLiteStorage:
             return busy == 0
 
     def compact(self) -> None:
-        """Rewrite the full-text indexes and the file: frees the space deleted
-        rows left (erasure itself never waits for this)."""
+        """Rewrite the file (VACUUM) to give the space deleted rows left back
+        to the file system; erasure itself never waits for this."""
         with self._lock:
-            for table in ("memory_fts", "turn_fts"):
-                self._db.execute(f"INSERT INTO {table}({table}) VALUES('optimize')").fetchall()
             self._db.execute("VACUUM").fetchall()
             self.erase()
 
@@ -368,20 +378,21 @@ class SQLiteStorage:
         turns, the tenant row (its key may itself be personal data); set
         statements, so a tenant of any size goes. Returns (memories, turns)."""
         with self.transaction():
-            active = [
-                r[0]
-                for r in self._rows(
-                    "SELECT id FROM memories WHERE tenant_id = ? AND state = 'active'", (tenant_id,)
-                )
-            ]
-            turns = [
-                r[0] for r in self._rows("SELECT id FROM turns WHERE tenant_id = ?", (tenant_id,))
-            ]
-            # Every token of the tenant is the tenant's own: no counting down.
-            self._write_many("DELETE FROM memory_fts WHERE rowid = ?", [(i,) for i in active])
-            self._write_many("DELETE FROM memory_vec WHERE rowid = ?", [(i,) for i in active])
-            self._write_many("DELETE FROM turn_fts WHERE rowid = ?", [(i,) for i in turns])
+            turns = self._scalar("SELECT count(*) FROM turns WHERE tenant_id = ?", (tenant_id,))
+            # Every term of the tenant is the tenant's own: its lexicon goes
+            # first, so the postings' triggers find nothing left to count.
             self._write("DELETE FROM lexicon WHERE tenant_id = ?", (tenant_id,))
+            self._write(
+                "DELETE FROM memory_terms WHERE doc IN"
+                " (SELECT id FROM memories WHERE tenant_id = ? AND state = 'active')",
+                (tenant_id,),
+            )
+            self._write(
+                "DELETE FROM turn_terms WHERE doc IN (SELECT id FROM turns WHERE tenant_id = ?)",
+                (tenant_id,),
+            )
+            self._write("DELETE FROM term_stats WHERE tenant_id = ?", (tenant_id,))
+            self._write("DELETE FROM memory_vectors WHERE tenant_id = ?", (tenant_id,))
             memories = self._scalar(
                 "SELECT count(*) FROM memories WHERE tenant_id = ?", (tenant_id,)
             )
@@ -394,7 +405,8 @@ class SQLiteStorage:
             self._write("DELETE FROM turns WHERE tenant_id = ?", (tenant_id,))
             self._write("DELETE FROM tenants WHERE id = ?", (tenant_id,))
             self._pending.append(("drop", tenant_id, 0, None))
-        return int(memories), len(turns)
+            self._term_cache.clear()
+        return int(memories), int(turns)
 
     def add_turn(
         self,
@@ -431,24 +443,22 @@ class SQLiteStorage:
         return [_turn(r) for r in rows]
 
     def index_turn(self, turn: TurnRow, terms: str) -> None:
-        """Insert a turn's full-text row (its term digests as lexicon tokens)."""
+        """Insert a turn's full-text postings."""
         with self._lock:
-            self._write(
-                "INSERT INTO turn_fts(rowid, terms) VALUES (?, ?)",
-                (turn.id, self._tokens(turn.tenant_id, terms)),
-            )
+            self._post("t", turn.tenant_id, turn.id, terms)
 
     def set_turn_text(self, turn: TurnRow, text: str, terms: str) -> None:
-        """Overwrite a turn's text and its full-text row."""
+        """Overwrite a turn's text and its full-text postings."""
         with self._lock:
             self._write("UPDATE turns SET text = ? WHERE id = ?", (text, turn.id))
-            self._unindex_rows("turn_fts", [turn.id])
+            self._unpost("t", turn.tenant_id, [turn.id])
             self.index_turn(turn, terms)
 
     def delete_turns(self, turn_ids: Sequence[int]) -> None:
-        """Delete turns and their full-text rows (provenance edges cascade)."""
+        """Delete turns and their full-text postings (provenance edges cascade)."""
         with self._lock:
-            self._unindex_rows("turn_fts", turn_ids)
+            for turn in self.turns_by_id(turn_ids):
+                self._unpost("t", turn.tenant_id, [turn.id])
             self._write_many("DELETE FROM turns WHERE id = ?", [(t,) for t in turn_ids])
 
     def turns_by_id(self, ids: Sequence[int]) -> list[TurnRow]:
@@ -615,59 +625,103 @@ class SQLiteStorage:
         )
         return [_memory(r) for r in rows]
 
-    # -- full-text lexicon ----------------------------------------------
-    def _tokens(self, tenant_id: int, terms: str) -> str:
-        """The FTS5 text for a document of term digests: each digest's token
-        in the tenant's lexicon (drawn on first use), and one more use of it
-        counted per distinct digest (lock held)."""
+    # -- full-text postings ---------------------------------------------
+    def _term_ids(self, tenant_id: int, digests: Sequence[str]) -> dict[str, int]:
+        """The tenant's lexicon ids of term digests, made on first use (lock
+        held, inside a transaction; ids seen in this transaction are cached)."""
+        cache = self._term_cache
+        missing = [d for d in digests if (tenant_id, d) not in cache]
+        if missing:
+            for digest, term in self._db.execute(
+                "SELECT lower(hex(digest)), id FROM lexicon WHERE tenant_id = ?"
+                " AND digest IN (SELECT unhex(value) FROM json_each(?))",
+                (tenant_id, _ids(missing)),
+            ).fetchall():
+                cache[(tenant_id, digest)] = term
+            for digest in missing:
+                if (tenant_id, digest) not in cache:
+                    self._write(
+                        "INSERT INTO lexicon(tenant_id, digest) VALUES (?, unhex(?))",
+                        (tenant_id, digest),
+                    )
+                    cache[(tenant_id, digest)] = self._db.last_insert_rowid()
+        return {d: cache[(tenant_id, d)] for d in digests}
+
+    def _post(self, kind: str, tenant_id: int, doc: int, terms: str) -> None:
+        """Write one document's postings (``kind``: m for a memory, t for a
+        turn) and count it in the tenant's BM25 statistics."""
         digests = terms.split()
-        token = {d: self._use(tenant_id, bytes.fromhex(d)) for d in dict.fromkeys(digests)}
-        return " ".join(token[d] for d in digests)
+        if not digests:
+            return
+        counts = Counter(digests)
+        ids = self._term_ids(tenant_id, list(counts))
+        self._write_many(
+            f"INSERT INTO {_POSTINGS[kind]}(term, doc, tf, len) VALUES (?, ?, ?, ?)",
+            [(ids[d], doc, n, len(digests)) for d, n in counts.items()],
+        )
+        self._write(
+            "INSERT INTO term_stats VALUES (?, ?, 1, ?) ON CONFLICT DO UPDATE"
+            " SET docs = docs + 1, length = length + excluded.length",
+            (tenant_id, kind, len(digests)),
+        )
 
-    def _use(self, tenant_id: int, digest: bytes) -> str:
-        for _ in range(8):
-            try:
-                return self._write(
-                    "INSERT INTO lexicon(tenant_id, digest, token, refs) VALUES (?, ?, ?, 1)"
-                    " ON CONFLICT(tenant_id, digest) DO UPDATE SET refs = refs + 1"
-                    " RETURNING token",
-                    (tenant_id, digest, _new_token()),
-                )[0][0]
-            except apsw.ConstraintError:  # the drawn token exists already: draw again
-                continue
-        raise StoreError("could not draw a fresh full-text token")
-
-    def _unindex_rows(self, table: str, rowids: Sequence[int]) -> None:
-        """Delete full-text rows and count their tokens' uses down; a token
-        used no more leaves the lexicon (lock held, inside a transaction)."""
-        for rowid in rowids:
+    def _unpost(self, kind: str, tenant_id: int, docs: Sequence[int]) -> None:
+        """Delete documents' postings; a term no document uses any more
+        leaves the lexicon, its digest with it (triggers)."""
+        table = _POSTINGS[kind]
+        for doc in docs:
             found = self._db.execute(
-                f"SELECT terms FROM {table} WHERE rowid = ?", (rowid,)
+                f"SELECT len FROM {table} WHERE doc = ? LIMIT 1", (doc,)
             ).fetchall()
             if not found:
                 continue
-            self._write(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-            tokens = [(t,) for t in set(found[0][0].split())]
-            self._write_many("UPDATE lexicon SET refs = refs - 1 WHERE token = ?", tokens)
-            self._write_many("DELETE FROM lexicon WHERE token = ? AND refs <= 0", tokens)
+            self._write(f"DELETE FROM {table} WHERE doc = ?", (doc,))
+            self._write(
+                "UPDATE term_stats SET docs = docs - 1, length = length - ?"
+                " WHERE tenant_id = ? AND kind = ?",
+                (found[0][0], tenant_id, kind),
+            )
+        self._term_cache.clear()  # the triggers may have dropped lexicon rows
 
-    def _lookup(self, tenant_id: int, terms: Sequence[str]) -> list[str]:
-        """The tokens of those digests the tenant's lexicon holds."""
-        rows = self._rows(
-            "SELECT token FROM lexicon WHERE tenant_id = ? AND digest IN"
-            " (SELECT unhex(value) FROM json_each(?))",
+    def _bm25(
+        self, kind: str, tenant_id: int, terms: Sequence[str], limit: int, require_all: bool
+    ) -> list[tuple[int, float]]:
+        """Okapi BM25 (k1 1.2, b 0.75, FTS5's idf floor) over the tenant's own
+        documents and statistics, best first (lock held)."""
+        df = "mdf" if kind == "m" else "tdf"
+        found = self._db.execute(
+            f"SELECT id, {df} FROM lexicon WHERE tenant_id = ?"
+            f" AND digest IN (SELECT unhex(value) FROM json_each(?)) AND {df} > 0",
             (tenant_id, _ids(dict.fromkeys(terms))),
-        )
-        return [r[0] for r in rows]
+        ).fetchall()
+        if not found or (require_all and len(found) < len(set(terms))):
+            return []  # a digest no document of the tenant holds
+        stats = self._db.execute(
+            "SELECT docs, length FROM term_stats WHERE tenant_id = ? AND kind = ?",
+            (tenant_id, kind),
+        ).fetchone()
+        n, total = stats if stats else (0, 0)
+        weights = [[term, max(math.log((n - f + 0.5) / (f + 0.5)), 1e-6)] for term, f in found]
+        having = "HAVING count(*) = ?" if require_all else ""
+        rows = self._db.execute(
+            f"SELECT p.doc, sum((q.value ->> 1) * p.tf * {BM25_K1 + 1}"
+            f" / (p.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * p.len / ?))) AS s"
+            f" FROM json_each(?) q JOIN {_POSTINGS[kind]} p ON p.term = q.value ->> 0"
+            f" GROUP BY p.doc {having} ORDER BY s DESC, p.doc LIMIT ?",
+            (
+                total / n if n else 1.0,
+                json.dumps(weights),
+                *([len(found)] if require_all else []),
+                limit,
+            ),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
 
     # -- recall indexes -------------------------------------------------
     def index_terms(self, row: MemoryRow, terms: str) -> None:
-        """Insert a memory's full-text row."""
+        """Insert a memory's full-text postings."""
         with self._lock:
-            self._write(
-                "INSERT INTO memory_fts(rowid, terms) VALUES (?, ?)",
-                (row.id, self._tokens(row.tenant_id, terms)),
-            )
+            self._post("m", row.tenant_id, row.id, terms)
 
     def index(self, row: MemoryRow, terms: str, embedding: np.ndarray) -> None:
         """Insert FTS and vector rows for one memory."""
@@ -675,7 +729,7 @@ class SQLiteStorage:
         with self._lock:
             self.index_terms(row, terms)
             self._write(
-                "INSERT INTO memory_vec(rowid, tenant_id, embedding) VALUES (?, ?, ?)",
+                "INSERT INTO memory_vectors(id, tenant_id, embedding) VALUES (?, ?, ?)",
                 (row.id, row.tenant_id, vec.tobytes()),
             )
             self._pending.append(("add", row.tenant_id, row.id, vec))
@@ -683,8 +737,9 @@ class SQLiteStorage:
     def unindex(self, rows: Sequence[MemoryRow]) -> None:
         """Delete FTS and vector rows."""
         with self._lock:
-            self._unindex_rows("memory_fts", [r.id for r in rows])
-            self._write_many("DELETE FROM memory_vec WHERE rowid = ?", [(r.id,) for r in rows])
+            for tenant_id in {r.tenant_id for r in rows}:
+                self._unpost("m", tenant_id, [r.id for r in rows if r.tenant_id == tenant_id])
+            self._write_many("DELETE FROM memory_vectors WHERE id = ?", [(r.id,) for r in rows])
             self._pending.extend(("remove", r.tenant_id, r.id, None) for r in rows)
 
     def lexical(
@@ -695,21 +750,11 @@ class SQLiteStorage:
         require_all: bool = False,
         turns: bool = False,
     ) -> list[tuple[int, float]]:
-        """BM25 over the tenant's tokens for the given term digests."""
+        """BM25 hits over the tenant's memories (or turns) for term digests."""
         if not terms:
             return []
-        table = "turn_fts" if turns else "memory_fts"
         with self._lock:
-            tokens = self._lookup(tenant_id, terms)
-            if not tokens or (require_all and len(tokens) < len(set(terms))):
-                return []  # a digest no row of the tenant holds
-            match = (" AND " if require_all else " OR ").join(f'"{t}"' for t in tokens)
-            rows = self._db.execute(
-                f"SELECT rowid, bm25({table}) AS s FROM {table}"
-                f" WHERE {table} MATCH ? ORDER BY s LIMIT ?",
-                (match, limit),
-            ).fetchall()
-        return [(r[0], -r[1]) for r in rows]
+            return self._bm25("t" if turns else "m", tenant_id, terms, limit, require_all)
 
     def _check_data_version(self) -> None:
         version = self._db.execute("PRAGMA data_version").fetchone()[0]
@@ -761,69 +806,16 @@ class SQLiteStorage:
         if cache is not None:
             return cache
         with self._lock:
-            loaded = self._vec0_chunks(tenant_id)
-            if loaded is not None:
-                cache = TenantVectors.from_arrays(self.dim, *loaded)
-            else:
-                rows = self._db.execute(
-                    "SELECT rowid, embedding FROM memory_vec WHERE tenant_id = ?", (tenant_id,)
-                ).fetchall()
-                cache = TenantVectors(
-                    self.dim, ((r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows)
-                )
+            rows = self._db.execute(
+                "SELECT id, embedding FROM memory_vectors WHERE tenant_id = ?", (tenant_id,)
+            ).fetchall()
+            cache = TenantVectors(
+                self.dim, ((r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows)
+            )
             if self._depth == 0:  # inside a transaction the rows may yet roll back
                 with self._vlock:
                     self._vectors[tenant_id] = cache
         return cache
-
-    def _vec0_chunks(self, tenant_id: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """A tenant's vectors read straight from vec0's chunk tables.
-
-        Reading 100k rows through the virtual table takes ~4 s; its storage
-        is fixed-size chunks (a validity bitmap, the rowids, the vectors), and
-        reading those takes a fraction of that. The layout is sqlite-vec's
-        own (v0.1), so it is used only when the store says it was made by
-        v0.1, and only if the result agrees with the public table: the row
-        count matches the tenant's indexed (active) memories and sampled
-        rows hold the same bytes. Otherwise None (read the slow way).
-        """
-        try:
-            version = self._scalar("SELECT value FROM memory_vec_info WHERE key = 'CREATE_VERSION'")
-            if not (isinstance(version, str) and version.startswith("v0.1.")):
-                return None
-            rows = self._db.execute(
-                "SELECT c.size, c.validity, c.rowids, v.vectors FROM memory_vec_chunks c"
-                " JOIN memory_vec_vector_chunks00 v ON v.rowid = c.chunk_id"
-                " WHERE c.partition00 = ? ORDER BY c.chunk_id",
-                (tenant_id,),
-            ).fetchall()
-        except apsw.SQLError:  # another layout
-            return None
-        ids_parts, vec_parts = [], []
-        for size, validity, rowids, vectors in rows:
-            valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
-            valid = valid[:size].astype(bool)
-            ids = np.frombuffer(rowids, dtype=np.int64)[:size]
-            vecs = np.frombuffer(vectors, dtype=np.float32).reshape(-1, self.dim)[:size]
-            if len(valid) != size or len(ids) != size or len(vecs) != size:
-                return None
-            ids_parts.append(ids[valid])
-            vec_parts.append(vecs[valid])
-        ids = np.concatenate(ids_parts) if ids_parts else np.zeros(0, dtype=np.int64)
-        mat = np.concatenate(vec_parts) if vec_parts else np.zeros((0, self.dim), np.float32)
-        active = self._scalar(
-            "SELECT count(*) FROM memories WHERE tenant_id = ? AND state = 'active'", (tenant_id,)
-        )
-        if len(ids) != active or len(np.unique(ids)) != len(ids):
-            return None
-        for i in np.linspace(0, len(ids) - 1, num=min(8, len(ids)), dtype=np.int64):
-            blob = self._scalar(
-                "SELECT embedding FROM memory_vec WHERE rowid = ? AND tenant_id = ?",
-                (int(ids[i]), tenant_id),
-            )
-            if blob != mat[i].tobytes():
-                return None
-        return ids, mat
 
     def _apply_pending(self) -> None:
         with self._vlock:
@@ -833,7 +825,7 @@ class SQLiteStorage:
                     continue
                 cache = self._vectors.get(tenant_id)
                 if cache is None:
-                    continue  # built lazily from vec0 on next search
+                    continue  # loaded from the table on next search
                 if op == "add" and vec is not None:
                     cache.add(mid, vec)
                 else:

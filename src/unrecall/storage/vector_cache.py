@@ -1,14 +1,16 @@
-"""In-process vector matrix per tenant, derived from the vec0 rows.
+"""In-process vector matrix per tenant, loaded from the store's vector rows.
 
-sqlite-vec's vec0 scans 100k 384-d vectors in ~55 ms on this class of
-machine; one BLAS matrix-vector product over the same rows takes ~16 ms,
+sqlite-vec's vec0 (the store's vector table before schema v3) scans 100k
+384-d vectors in ~55 ms on this class of machine; one BLAS matrix-vector
+product over the same rows takes ~16 ms,
 bound by reading 1.5 KB per row. Large tenants are therefore scanned
 first through an int8 copy of the matrix (a quarter of the bytes, run by
 onnxruntime's int8 kernel) with a proven bound on each row's error, and
 only the rows that can still reach the top ``limit`` are rescored in
 float32: the result is the exact top ``limit`` (see ``_Int8Scan``).
-vec0 stays the persistent copy (and is what erasure is proven against);
-this cache is rebuilt from it on demand and kept in step with each commit.
+The ``memory_vectors`` table stays the persistent copy (and is what erasure
+is proven against); this cache is loaded from it on demand and kept in step
+with each commit.
 """
 
 from __future__ import annotations
