@@ -9,7 +9,7 @@ forensic tests and by ``bench/attack.py``:
 - The full-text index is plain b-tree rows (schema v3): postings of lexicon
   ids per document, and a per-tenant lexicon from keyed term digests to ids.
   A delete removes exactly the document's postings, and a term no document
-  uses any more leaves the lexicon (a trigger), so the only place the
+  uses any more leaves the lexicon, so the only place the
   digest of a forgotten word was is zeroed at commit. (FTS5 kept deleted
   terms behind tombstones until a merge, and page separators after it: with
   the digest key in the file, a digest of a 4-digit PIN is the PIN.)
@@ -59,6 +59,7 @@ _TURN_COLS = "id, uid, tenant_id, role, text, session_id, at, metadata"
 _IDS = "(SELECT value FROM json_each(?))"
 
 _POSTINGS = {"m": "memory_terms", "t": "turn_terms"}
+_DF = {"m": "mdf", "t": "tdf"}
 # Okapi BM25's usual constants (FTS5's too).
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -138,6 +139,8 @@ class SQLiteStorage:
         self._erase_due = False
         # (tenant id, digest) -> lexicon id, for the current transaction
         self._term_cache: dict[tuple[int, str], int] = {}
+        # tenants whose rows the open transaction changed (their version moves)
+        self._touched: set[int] = set()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = apsw.Connection(str(self.path))
@@ -263,6 +266,11 @@ class SQLiteStorage:
             self._depth -= 1
             self._marks.pop()
             if outer:
+                if self._touched:
+                    self._db.execute(
+                        f"UPDATE tenants SET version = version + 1 WHERE id IN {_IDS}",
+                        (_ids(sorted(self._touched)),),
+                    )
                 self._commit()
             else:
                 self._db.execute(f"RELEASE sp{self._depth}")
@@ -280,6 +288,7 @@ class SQLiteStorage:
         self._check_data_version()
 
     def _commit(self) -> None:
+        self._touched.clear()
         try:
             self._db.execute("COMMIT")
         except apsw.Error as exc:
@@ -293,6 +302,8 @@ class SQLiteStorage:
 
     def _rollback(self, outer: bool, mark: int) -> None:
         del self._pending[mark:]
+        if outer:
+            self._touched.clear()
         self._term_cache.clear()  # lexicon rows made inside are rolled back
         if not outer:
             self._db.execute(f"ROLLBACK TO sp{self._depth}")
@@ -368,8 +379,8 @@ class SQLiteStorage:
         return self._scalar("SELECT handle FROM tenants WHERE id = ?", (tenant_id,))
 
     def tenant_version(self, tenant_id: int) -> int:
-        """A number that moves with every change to the tenant's memories,
-        turns and provenance (triggers), or -1 when the tenant is gone."""
+        """A number that moves with every transaction that changed the
+        tenant's memories, turns or provenance, or -1 when the tenant is gone."""
         version = self._scalar("SELECT version FROM tenants WHERE id = ?", (tenant_id,))
         return -1 if version is None else int(version)
 
@@ -379,8 +390,7 @@ class SQLiteStorage:
         statements, so a tenant of any size goes. Returns (memories, turns)."""
         with self.transaction():
             turns = self._scalar("SELECT count(*) FROM turns WHERE tenant_id = ?", (tenant_id,))
-            # Every term of the tenant is the tenant's own: its lexicon goes
-            # first, so the postings' triggers find nothing left to count.
+            # Every term of the tenant is the tenant's own: no counting down.
             self._write("DELETE FROM lexicon WHERE tenant_id = ?", (tenant_id,))
             self._write(
                 "DELETE FROM memory_terms WHERE doc IN"
@@ -420,6 +430,7 @@ class SQLiteStorage:
         """Insert a source turn."""
         uid = new_uid("t")
         with self._lock:
+            self._touched.add(tenant_id)
             self._write(
                 "INSERT INTO turns(uid, tenant_id, role, text, session_id, at, metadata)"
                 " VALUES (?,?,?,?,?,?,?)",
@@ -450,6 +461,7 @@ class SQLiteStorage:
     def set_turn_text(self, turn: TurnRow, text: str, terms: str) -> None:
         """Overwrite a turn's text and its full-text postings."""
         with self._lock:
+            self._touched.add(turn.tenant_id)
             self._write("UPDATE turns SET text = ? WHERE id = ?", (text, turn.id))
             self._unpost("t", turn.tenant_id, [turn.id])
             self.index_turn(turn, terms)
@@ -458,6 +470,7 @@ class SQLiteStorage:
         """Delete turns and their full-text postings (provenance edges cascade)."""
         with self._lock:
             for turn in self.turns_by_id(turn_ids):
+                self._touched.add(turn.tenant_id)
                 self._unpost("t", turn.tenant_id, [turn.id])
             self._write_many("DELETE FROM turns WHERE id = ?", [(t,) for t in turn_ids])
 
@@ -486,6 +499,7 @@ class SQLiteStorage:
         """Insert an active memory and its provenance edges."""
         uid = new_uid("m")
         with self._lock:
+            self._touched.add(tenant_id)
             self._write(
                 "INSERT INTO memories(uid, tenant_id, agent_id, run_id, text, kind, state,"
                 " created_at, updated_at, expires_at, metadata)"
@@ -524,8 +538,18 @@ class SQLiteStorage:
             None,
         )
 
+    def _touch(self, memory_ids: Sequence[int]) -> None:
+        """Note the tenants of memories this transaction changes."""
+        self._touched.update(
+            r[0]
+            for r in self._rows(
+                f"SELECT DISTINCT tenant_id FROM memories WHERE id IN {_IDS}", (_ids(memory_ids),)
+            )
+        )
+
     def link(self, memory_ids: Sequence[int], turn_id: int) -> None:
         """Add ``turn_id`` as one more source of each memory (a repetition)."""
+        self._touch(memory_ids)
         self._write_many(
             "INSERT OR IGNORE INTO provenance(memory_id, turn_id) VALUES (?, ?)",
             [(m, turn_id) for m in memory_ids],
@@ -567,14 +591,17 @@ class SQLiteStorage:
         out: dict[int, list[TurnRow]] = {m: [] for m in memory_ids}
         if not memory_ids:
             return out
-        cols = ", ".join("t." + c.strip() for c in _TURN_COLS.split(","))
-        rows = self._rows(
-            f"SELECT p.memory_id, {cols} FROM provenance p JOIN turns t ON t.id = p.turn_id"
-            f" WHERE p.memory_id IN {_IDS} ORDER BY t.at, t.id",
+        edges = self._rows(
+            f"SELECT memory_id, turn_id FROM provenance WHERE memory_id IN {_IDS}",
             (_ids(memory_ids),),
         )
-        for r in rows:
-            out[r[0]].append(_turn(r[1:]))
+        # each turn read once, however many of the memories it sources
+        turns = {t.id: t for t in self.turns_by_id(list(dict.fromkeys(e[1] for e in edges)))}
+        for mid, tid in edges:
+            if tid in turns:
+                out[mid].append(turns[tid])
+        for found in out.values():
+            found.sort(key=lambda t: (t.at, t.id))
         return out
 
     def derived(self, turn_ids: Sequence[int]) -> list[int]:
@@ -588,6 +615,7 @@ class SQLiteStorage:
 
     def set_state(self, ids: Sequence[int], state: str, at: float) -> None:
         """Change state and touch ``updated_at``."""
+        self._touch(ids)
         self._write_many(
             "UPDATE memories SET state = ?, updated_at = ? WHERE id = ?",
             [(state, at, i) for i in ids],
@@ -595,24 +623,28 @@ class SQLiteStorage:
 
     def set_superseded_by(self, ids: Sequence[int], successor: int) -> None:
         """Record the successor of superseded memories."""
+        self._touch(ids)
         self._write_many(
             "UPDATE memories SET superseded_by = ? WHERE id = ?", [(successor, i) for i in ids]
         )
 
     def set_text(self, memory_id: int, text: str, at: float) -> None:
         """Overwrite a memory's text."""
+        self._touch([memory_id])
         self._write(
             "UPDATE memories SET text = ?, updated_at = ? WHERE id = ?", (text, at, memory_id)
         )
 
     def set_expiry(self, memory_id: int, expires_at: float | None) -> None:
         """Set a memory's expiry."""
+        self._touch([memory_id])
         self._write("UPDATE memories SET expires_at = ? WHERE id = ?", (expires_at, memory_id))
 
     def delete_memories(self, ids: Sequence[int]) -> None:
         """Delete memories and their recall rows (provenance cascades)."""
         with self._lock:
             rows = self.memories_by_id(ids)
+            self._touched.update(r.tenant_id for r in rows)
             self.unindex([r for r in rows if r.state == "active"])
             self._write_many("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
 
@@ -659,6 +691,10 @@ class SQLiteStorage:
             f"INSERT INTO {_POSTINGS[kind]}(term, doc, tf, len) VALUES (?, ?, ?, ?)",
             [(ids[d], doc, n, len(digests)) for d, n in counts.items()],
         )
+        df = _DF[kind]
+        self._write(
+            f"UPDATE lexicon SET {df} = {df} + 1 WHERE id IN {_IDS}", (_ids(list(ids.values())),)
+        )
         self._write(
             "INSERT INTO term_stats VALUES (?, ?, 1, ?) ON CONFLICT DO UPDATE"
             " SET docs = docs + 1, length = length + excluded.length",
@@ -667,21 +703,26 @@ class SQLiteStorage:
 
     def _unpost(self, kind: str, tenant_id: int, docs: Sequence[int]) -> None:
         """Delete documents' postings; a term no document uses any more
-        leaves the lexicon, its digest with it (triggers)."""
-        table = _POSTINGS[kind]
+        leaves the lexicon, its digest with it."""
+        table, df = _POSTINGS[kind], _DF[kind]
         for doc in docs:
             found = self._db.execute(
-                f"SELECT len FROM {table} WHERE doc = ? LIMIT 1", (doc,)
+                f"SELECT term, len FROM {table} WHERE doc = ?", (doc,)
             ).fetchall()
             if not found:
                 continue
+            terms = _ids([t for t, _ in found])
             self._write(f"DELETE FROM {table} WHERE doc = ?", (doc,))
+            self._write(f"UPDATE lexicon SET {df} = {df} - 1 WHERE id IN {_IDS}", (terms,))
+            self._write(
+                f"DELETE FROM lexicon WHERE id IN {_IDS} AND mdf <= 0 AND tdf <= 0", (terms,)
+            )
             self._write(
                 "UPDATE term_stats SET docs = docs - 1, length = length - ?"
                 " WHERE tenant_id = ? AND kind = ?",
-                (found[0][0], tenant_id, kind),
+                (found[0][1], tenant_id, kind),
             )
-        self._term_cache.clear()  # the triggers may have dropped lexicon rows
+        self._term_cache.clear()  # lexicon rows may be gone
 
     def _bm25(
         self, kind: str, tenant_id: int, terms: Sequence[str], limit: int, require_all: bool
