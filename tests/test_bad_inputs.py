@@ -3,8 +3,10 @@ text, and the store is left exactly as it was."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 from helpers import snapshot
 
 from unrecall import InvalidInput, Memory, NotFound, UnrecallError
+from unrecall.dialogue.windows import window
 
 SQL = "'; DROP TABLE memories; --"
 BIG = "big " * 250_000  # 1 MB
@@ -310,3 +313,39 @@ def test_state_errors_name_the_id_not_the_text(ctx: Ctx) -> None:
     assert ctx.a_active in msg and "active" in msg
     msg = refused(ctx, lambda: ctx.mem.edit(ctx.a_superseded, "x", user_id="a"), "Chrome")
     assert ctx.a_superseded in msg and "superseded" in msg
+
+
+# -- time windows and amounts read from texts ------------------------------
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "in the past 99999999999 days",
+        "in the last 9999999 months",
+        "99999999 weeks ago",
+        "99999999999999999999 days ago",
+        "in the last 99999999999 hours",
+        "in the past " + "9" * 5000 + " days",
+    ],
+)
+def test_windows_reaching_before_the_calendar_start_at_its_first_day(phrase: str) -> None:
+    now = time.time()
+    span = window(phrase, now)
+    assert span is not None and span[0] == datetime.min.replace(tzinfo=UTC).timestamp()
+    assert span[1] <= now + 1e-3  # datetime keeps microseconds
+
+
+def test_a_superscript_digit_is_no_count(ctx: Ctx) -> None:
+    assert window("in the past \u00b2 days", time.time()) is None
+    turns = [{"role": "user", "content": "forget what I told you in the past \u00b2 days"}]
+    ctx.mem.add(turns, user_id="c")  # no ValueError from int("²")
+    turns = [{"role": "user", "content": "forget what I told you in the past 99999999999 days"}]
+    report = ctx.mem.add(turns, user_id="a")
+    assert report.requests and ctx.mem.get_all(user_id="a") == []  # all of it, nothing raised
+
+
+def test_a_run_of_digits_too_long_for_int_does_not_break_forget(ctx: Ctx) -> None:
+    # int() refuses strings of over 4300 digits; trail amounts skip such runs
+    ctx.mem.add("the account number is " + "7" * 5000, user_id="a")
+    ctx.mem.add("the total was " + "1" * 5000 + " and the part 1111", user_id="a")
+    report = ctx.mem.forget("forget that the total was 1111", user_id="a")
+    assert report.to_dict()["count"] >= 0
