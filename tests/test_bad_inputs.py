@@ -3,6 +3,8 @@ text, and the store is left exactly as it was."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -10,11 +12,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 from helpers import snapshot
 
 from unrecall import InvalidInput, Memory, NotFound, UnrecallError
 from unrecall.dialogue.windows import window
+from unrecall.errors import StoreError
 
 SQL = "'; DROP TABLE memories; --"
 BIG = "big " * 250_000  # 1 MB
@@ -349,3 +353,116 @@ def test_a_run_of_digits_too_long_for_int_does_not_break_forget(ctx: Ctx) -> Non
     ctx.mem.add("the total was " + "1" * 5000 + " and the part 1111", user_id="a")
     report = ctx.mem.forget("forget that the total was 1111", user_id="a")
     assert report.to_dict()["count"] >= 0
+
+
+# -- store files: open errors, foreign and non-database files -------------
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_a_garbage_file_is_refused_untouched(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 64)
+    before = _files(tmp_path)
+    with pytest.raises(StoreError, match="not a database") as err:
+        Memory(junk, embedder="hashing")
+    assert "junk" not in str(err.value)
+    assert _files(tmp_path) == before  # no -wal / -shm either
+
+
+def _foreign(path: Path, user_version: int = 0, wal: bool = False) -> None:
+    db = apsw.Connection(str(path))
+    if wal:
+        db.execute("PRAGMA journal_mode=WAL").fetchall()
+    db.execute("CREATE TABLE people(name TEXT)")
+    db.execute("CREATE TABLE meta(k TEXT)")  # a name unrecall uses, other columns
+    db.execute("INSERT INTO people VALUES ('Maya Ferreira')")
+    db.execute(f"PRAGMA user_version={user_version}")
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("user_version", "wal"), [(0, False), (0, True), (1, False), (99, False)], ids=repr
+)
+def test_a_foreign_sqlite_file_is_refused_untouched(
+    tmp_path: Path, user_version: int, wal: bool
+) -> None:
+    path = tmp_path / "theirs.db"
+    _foreign(path, user_version, wal)
+    before = _files(tmp_path)
+    with pytest.raises(StoreError, match="did not make") as err:
+        Memory(path, embedder="hashing")
+    assert "theirs" not in str(err.value) and "Maya" not in str(err.value)
+    assert _files(tmp_path) == before
+    db = apsw.Connection(str(path))
+    assert sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master")) == ["meta", "people"]
+    db.close()
+
+
+def test_an_empty_file_becomes_a_store_and_a_store_reopens(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    path.touch()
+    with Memory(path, embedder="hashing") as mem:
+        mid = mem.add("kept across opens", user_id="u").ids[0]
+    with Memory(path, embedder="hashing") as mem:
+        assert mem.get(mid, user_id="u").text == "kept across opens"
+
+
+def test_a_path_under_a_regular_file_is_a_store_error(tmp_path: Path) -> None:
+    plain = tmp_path / "notes.txt"
+    plain.write_text("private notes")
+    with pytest.raises(StoreError, match="cannot open the store file") as err:
+        Memory(plain / "store.db", embedder="hashing")
+    assert "notes" not in str(err.value)
+    with pytest.raises(StoreError):
+        Memory(plain / "deeper" / "store.db", embedder="hashing")
+    assert plain.read_text() == "private notes"
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="no /sys")
+def test_a_path_nobody_may_create_is_a_store_error() -> None:
+    # even root cannot make a folder in sysfs
+    with pytest.raises(StoreError, match="cannot open the store file"):
+        Memory("/sys/unrecall-test/store.db", embedder="hashing")
+
+
+def _permissions_hold() -> bool:
+    """False when this process may write a read-only folder (root with its
+    capabilities); these tests run without them, e.g. under
+    ``setpriv --bounding-set=-all``."""
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o500)
+        try:
+            Path(folder, "probe").touch()
+        except PermissionError:
+            return True
+        finally:
+            os.chmod(folder, 0o700)
+        return False
+
+
+@pytest.mark.skipif(not _permissions_hold(), reason="this process may write a read-only folder")
+def test_a_read_only_folder_is_a_store_error(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(StoreError):
+            Memory(folder / "store.db", embedder="hashing")
+        with pytest.raises(StoreError):
+            Memory(folder / "sub" / "store.db", embedder="hashing")
+    finally:
+        folder.chmod(0o700)
+
+
+@pytest.mark.skipif(not _permissions_hold(), reason="this process may write a read-only file")
+def test_a_read_only_store_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "ro.db"
+    with Memory(path, embedder="hashing") as mem:
+        mem.add("fine", user_id="u")
+    path.chmod(0o400)
+    try:
+        with pytest.raises(StoreError, match="read-only"):
+            Memory(path, embedder="hashing")
+    finally:
+        path.chmod(0o600)

@@ -51,6 +51,17 @@ def _tenant_terms(tenant_id: int, terms: Sequence[str]) -> str:
     return " ".join(f"t{tenant_id}x{t}" for t in terms)
 
 
+# Tables every unrecall store has had since schema v1.
+_OWN_TABLES = {"meta", "secrets", "tenants", "turns", "memories", "audit"}
+
+
+def _reason(exc: BaseException) -> str:
+    """Why opening failed, without the path: the OS's words or apsw's."""
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return str(exc) or type(exc).__name__
+
+
 def _marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -90,24 +101,33 @@ class SQLiteStorage:
     def __init__(self, path: str | os.PathLike[str], dim: int, embedder_name: str) -> None:
         self.path = Path(path)
         self.dim = dim
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Errors name no path (it may name a person) and wrap apsw's and the OS's.
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = apsw.Connection(str(self.path))
+        except (OSError, apsw.Error) as exc:
+            raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
+        try:
+            self._refuse_foreign()  # reads only: a file that is not a store stays untouched
+            self._db.enable_load_extension(True)
+            self._db.load_extension(sqlite_vec.loadable_path())
+            self._db.enable_load_extension(False)
+            self._db.set_busy_timeout(5000)
+            # apsw runs a multi-statement string lazily, so pragmas go one by one.
+            for pragma in (
+                "journal_mode=WAL",
+                "secure_delete=ON",
+                "foreign_keys=ON",
+                "synchronous=NORMAL",
+                "temp_store=MEMORY",
+            ):
+                self._db.execute(f"PRAGMA {pragma}").fetchall()
         except apsw.Error as exc:
-            raise StoreError(f"cannot open store at {self.path}: {exc}") from exc
-        self._db.enable_load_extension(True)
-        self._db.load_extension(sqlite_vec.loadable_path())
-        self._db.enable_load_extension(False)
-        self._db.set_busy_timeout(5000)
-        # apsw runs a multi-statement string lazily, so pragmas go one by one.
-        for pragma in (
-            "journal_mode=WAL",
-            "secure_delete=ON",
-            "foreign_keys=ON",
-            "synchronous=NORMAL",
-            "temp_store=MEMORY",
-        ):
-            self._db.execute(f"PRAGMA {pragma}").fetchall()
+            self._db.close()
+            raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
+        except BaseException:
+            self._db.close()
+            raise
         self._lock = threading.RLock()
         self._depth = 0
         self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
@@ -115,11 +135,29 @@ class SQLiteStorage:
         self._data_version = self._scalar("PRAGMA data_version")
         try:
             self._migrate(embedder_name)
+        except apsw.Error as exc:  # a locked or unwritable file, say
+            self._db.close()
+            raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
         except BaseException:  # wrong embedder or newer schema: do not leak the handle
             self._db.close()
             raise
 
     # -- lifecycle -------------------------------------------------------
+    def _refuse_foreign(self) -> None:
+        """Refuse, before writing anything, a file unrecall cannot own: one
+        that is not a database (apsw's NotADBError), a database of someone
+        else's (tables of its own, no unrecall tables) or a read-only file."""
+        version = self._scalar("PRAGMA user_version")
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        foreign = bool(tables) if version == 0 else not tables >= _OWN_TABLES
+        if foreign:
+            raise StoreError(
+                "the file is a SQLite database unrecall did not make; it was left untouched"
+                " (give a new path or an unrecall store)"
+            )
+        if self._db.readonly("main"):
+            raise StoreError("the store file is read-only; unrecall needs to write it")
+
     def _scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
         row = self._db.execute(sql, args).fetchone()
         return None if row is None else row[0]
