@@ -466,3 +466,32 @@ def test_a_read_only_store_is_a_store_error(tmp_path: Path) -> None:
             Memory(path, embedder="hashing")
     finally:
         path.chmod(0o600)
+
+
+class _Embedder:
+    def __init__(self, name: Any, dim: Any) -> None:
+        self.name, self.dim = name, dim
+
+    def embed(self, texts: Any) -> Any:  # pragma: no cover - never reached
+        raise AssertionError
+
+
+@pytest.mark.parametrize(
+    "embedder",
+    [
+        "my-secret-embedder",
+        None,
+        5,
+        _Embedder("fine", "384"),
+        _Embedder("fine", 0),
+        _Embedder("fine", 10**6),
+        _Embedder(None, 384),
+        _Embedder("", 384),
+    ],
+    ids=repr,
+)
+def test_bad_embedders(tmp_path: Path, embedder: Any) -> None:
+    with pytest.raises(InvalidInput, match=r"(?i)embedder") as err:
+        Memory(tmp_path / "s.db", embedder=embedder)
+    assert "secret" not in str(err.value)
+    assert not (tmp_path / "s.db").exists()  # refused before any file is made
