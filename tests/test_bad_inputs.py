@@ -3,6 +3,7 @@ text, and the store is left exactly as it was."""
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import time
@@ -19,6 +20,8 @@ from helpers import snapshot
 from unrecall import InvalidInput, Memory, NotFound, UnrecallError
 from unrecall.dialogue.windows import window
 from unrecall.errors import StoreError
+from unrecall.records import OpReport
+from unrecall.validation import MAX_METADATA_DEPTH, MAX_TIME, MIN_TIME
 
 SQL = "'; DROP TABLE memories; --"
 BIG = "big " * 250_000  # 1 MB
@@ -494,4 +497,165 @@ def test_bad_embedders(tmp_path: Path, embedder: Any) -> None:
     with pytest.raises(InvalidInput, match=r"(?i)embedder") as err:
         Memory(tmp_path / "s.db", embedder=embedder)
     assert "secret" not in str(err.value)
+    assert not (tmp_path / "s.db").exists()  # refused before any file is made
+
+
+# -- times: a sane range, checked at the boundary -----------------------------
+HUGE = 10**400
+DEEP_PAST = datetime(1, 1, 1)  # naive: its timestamp() is out of range here
+
+
+def _window_request(m: Memory, at: Any) -> object:
+    turns = [{"role": "user", "content": "forget what I told you last week"}]
+    return m.add(turns, user_id="a", timestamp=at)
+
+
+BAD_TIMES: list[tuple[str, str, Callable[[Ctx], object]]] = [
+    ("ttl-huge-int", "ttl", lambda c: c.mem.add("fine", user_id="a", ttl=HUGE)),
+    ("ttl-1e300", "ttl", lambda c: c.mem.add("fine", user_id="a", ttl=1e300)),
+    ("expires-huge-int", "expires_at", lambda c: c.mem.add("x", user_id="a", expires_at=HUGE)),
+    ("expires-1e300", "expires_at", lambda c: c.mem.add("x", user_id="a", expires_at=1e300)),
+    ("expires-minus-1e300", "expires_at", lambda c: c.mem.add("x", user_id="a", expires_at=-1e300)),
+    ("timestamp-huge-int", "timestamp", lambda c: c.mem.add("x", user_id="a", timestamp=HUGE)),
+    (
+        "timestamp-minus-inf",
+        "timestamp",
+        lambda c: c.mem.add("x", user_id="a", timestamp=-math.inf),
+    ),
+    (
+        "timestamp-datetime-min",
+        "timestamp",
+        lambda c: c.mem.add("x", user_id="a", timestamp=DEEP_PAST),
+    ),
+    (
+        "timestamp-iso-year-1",
+        "timestamp",
+        lambda c: c.mem.add("x", user_id="a", timestamp="0001-01-01"),
+    ),
+    ("window-request-1e300", "timestamp", lambda c: _window_request(c.mem, 1e300)),
+    ("window-request-huge-int", "timestamp", lambda c: _window_request(c.mem, HUGE)),
+    (
+        "supersede-timestamp",
+        "timestamp",
+        lambda c: c.mem.supersede("tea", "x", user_id="a", timestamp=HUGE),
+    ),
+    (
+        "set-expiry-huge-int",
+        "expires_at",
+        lambda c: c.mem.set_expiry(c.a_active, HUGE, user_id="a"),
+    ),
+    ("set-expiry-1e300", "expires_at", lambda c: c.mem.set_expiry(c.a_active, 1e300, user_id="a")),
+    ("expire-now-huge-int", "now", lambda c: c.mem.expire(now=HUGE)),
+    ("expire-now-nan", "now", lambda c: c.mem.expire(now=math.nan)),
+]
+
+
+@pytest.mark.parametrize(
+    ("field", "call"), [(f, c) for _, f, c in BAD_TIMES], ids=[n for n, _, _ in BAD_TIMES]
+)
+def test_times_out_of_range_are_refused(
+    ctx: Ctx, field: str, call: Callable[[Ctx], object]
+) -> None:
+    msg = refused(ctx, lambda: call(ctx), errors=(InvalidInput,))
+    assert msg.startswith(field)
+
+
+def test_times_at_the_edges_of_the_range_are_kept(ctx: Ctx) -> None:
+    mem = ctx.mem
+    first = mem.add("said at the first instant", user_id="c", timestamp=MIN_TIME)
+    last = mem.add("said at the last instant", user_id="c", timestamp=MAX_TIME, expires_at=MAX_TIME)
+    assert [t["at"] for t in mem.export(user_id="c")["turns"]] == [MIN_TIME, MAX_TIME]
+    assert mem.get(last.ids[0], user_id="c").expires_at == MAX_TIME
+    assert mem.get(first.ids[0], user_id="c").created_at == MIN_TIME
+    # a window request at either edge plans its window inside the calendar
+    for at in (MIN_TIME, MAX_TIME):
+        report = _window_request(mem, at)
+        assert isinstance(report, OpReport) and report.requests
+    assert mem.expire(now=MAX_TIME).op == "expire"
+
+
+def test_timestamp_zero_is_the_epoch_not_now(ctx: Ctx) -> None:
+    rep = ctx.mem.add("said at the epoch", user_id="c", timestamp=0)
+    assert ctx.mem.export(user_id="c")["turns"][0]["at"] == 0.0
+    assert ctx.mem.get(rep.ids[0], user_id="c").created_at == 0.0
+    # and now=0 expires nothing that expires later than the epoch
+    ctx.mem.set_expiry(ctx.a_active, 1000.0, user_id="a")
+    assert ctx.mem.expire(now=0).ids == []
+
+
+# -- metadata nests at most MAX_METADATA_DEPTH deep -----------------------------
+def _nested(depth: int, inner: Any = 1) -> Any:
+    value = inner
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_deeply_nested_metadata_is_refused(ctx: Ctx) -> None:
+    deep = _nested(10_000)
+    deep_list: Any = 1
+    for _ in range(10_000):
+        deep_list = [deep_list]
+    for call in (
+        lambda: ctx.mem.add("fine", user_id="a", metadata=deep),
+        lambda: ctx.mem.add("fine", user_id="a", metadata={"k": deep_list}),
+        lambda: ctx.mem.search("tea", user_id="a", filters=deep),
+        lambda: ctx.mem.add("fine", user_id="a", metadata=_nested(MAX_METADATA_DEPTH + 1)),
+    ):
+        msg = refused(ctx, call, errors=(InvalidInput,))
+        assert str(MAX_METADATA_DEPTH) in msg and "nested" in msg
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    refused(ctx, lambda: ctx.mem.add("fine", user_id="a", metadata=cyclic), errors=(InvalidInput,))
+    # the limit itself is fine
+    mid = ctx.mem.add("fine", user_id="c", metadata=_nested(MAX_METADATA_DEPTH)).ids[0]
+    assert ctx.mem.get(mid, user_id="c").metadata["a"] == _nested(MAX_METADATA_DEPTH - 1)
+
+
+# -- ids, probes, flags and settings of the wrong type ------------------------
+MORE_WRONG_TYPES: list[tuple[str, Callable[[Ctx], object]]] = [
+    ("update-list-id", lambda c: c.mem.update([c.a_active], "x", user_id="a")),
+    ("edit-list-id", lambda c: c.mem.edit([c.a_active], "x", user_id="a")),
+    ("restore-list-id", lambda c: c.mem.restore([c.a_released], user_id="a")),
+    ("set-expiry-list-id", lambda c: c.mem.set_expiry([c.a_active], None, user_id="a")),
+    ("get-dict-id", lambda c: c.mem.get({"id": c.a_active}, user_id="a")),
+    ("get-surrogate-id", lambda c: c.mem.get(SURROGATE, user_id="a")),
+    ("delete-surrogate-id", lambda c: c.mem.delete(SURROGATE, user_id="a")),
+    ("restore-surrogate-id", lambda c: c.mem.restore(SURROGATE, user_id="a")),
+    ("history-surrogate-id", lambda c: c.mem.history(SURROGATE, user_id="a")),
+    ("update-nul-id", lambda c: c.mem.update(NUL, "x", user_id="a")),
+    ("verify-none", lambda c: c.mem.verify_erased(None)),
+    ("verify-int", lambda c: c.mem.verify_erased(5)),
+    ("verify-dict", lambda c: c.mem.verify_erased({"green tea": 1})),
+    ("verify-bytes", lambda c: c.mem.verify_erased(b"green tea")),
+    ("verify-surrogate", lambda c: c.mem.verify_erased([SURROGATE])),
+    ("expire-purge-str", lambda c: c.mem.expire(purge="no")),
+    ("expire-purge-int", lambda c: c.mem.expire(purge=1)),
+    (
+        "honor-requests-str",
+        lambda c: c.mem.add([{"role": "user", "content": "x"}], user_id="a", honor_requests="no"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "call", [c for _, c in MORE_WRONG_TYPES], ids=[n for n, _ in MORE_WRONG_TYPES]
+)
+def test_more_wrong_types_are_refused(ctx: Ctx, call: Callable[[Ctx], object]) -> None:
+    refused(ctx, lambda: call(ctx), SURROGATE, errors=(InvalidInput,))
+
+
+def test_a_truthy_string_purge_does_not_hard_delete(ctx: Ctx) -> None:
+    ctx.mem.set_expiry(ctx.a_active, 1.0, user_id="a")  # long expired
+    msg = refused(ctx, lambda: ctx.mem.expire(purge="no"), errors=(InvalidInput,))
+    assert "purge" in msg and "True or False" in msg
+    assert ctx.mem.get(ctx.a_active, user_id="a").state == "active"
+    assert ctx.mem.expire(purge=False).ids == [ctx.a_active]
+    assert ctx.mem.get(ctx.a_active, user_id="a").state == "released"
+
+
+@pytest.mark.parametrize("limit", ["x", 0, -5, True, 1.5, None, [5]], ids=repr)
+def test_bad_max_text_chars(tmp_path: Path, limit: Any) -> None:
+    with pytest.raises(InvalidInput, match="max_text_chars must be a positive integer"):
+        Memory(tmp_path / "s.db", embedder="hashing", max_text_chars=limit)
     assert not (tmp_path / "s.db").exists()  # refused before any file is made
