@@ -659,3 +659,49 @@ def test_bad_max_text_chars(tmp_path: Path, limit: Any) -> None:
     with pytest.raises(InvalidInput, match="max_text_chars must be a positive integer"):
         Memory(tmp_path / "s.db", embedder="hashing", max_text_chars=limit)
     assert not (tmp_path / "s.db").exists()  # refused before any file is made
+
+
+# -- store paths ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        (5, "path must be"),
+        (b"store.db", "bytes"),
+        (["store.db"], "path must be"),
+        (3.5, "path must be"),
+        ("", "empty"),
+        ("   ", "empty"),
+        (":memory:", "in-memory"),
+        ("postgresql://maya:hunter2@db.example/mem", "PostgreSQL backend is not available yet"),
+        ("postgres://maya:hunter2@db.example/mem", "PostgreSQL backend is not available yet"),
+        ("mysql://maya:hunter2@db.example/mem", "MySQL backend is not available yet"),
+        ("s3://maya-hunter2/mem.db", "only a local SQLite file"),
+        ("maya\x00hunter2.db", "NUL character at position 4"),
+        ("maya\ud800hunter2.db", "lone surrogate at position 4"),
+    ],
+    ids=repr,
+)
+def test_bad_store_paths_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: Any, words: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("UNRECALL_DB", raising=False)
+    with pytest.raises(InvalidInput) as err:
+        Memory(path, embedder="hashing")
+    assert words in str(err.value)
+    assert "hunter2" not in str(err.value) and "maya" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []  # no "postgresql:" folder, no store in $HOME
+
+
+def test_a_directory_is_not_a_store_file(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="directory"):
+        Memory(tmp_path, embedder="hashing")
+    with pytest.raises(InvalidInput, match="directory"):
+        Memory(str(tmp_path) + "/", embedder="hashing")
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null")
+def test_a_device_is_not_a_store_file() -> None:
+    with pytest.raises(InvalidInput, match="not a regular file"):
+        Memory("/dev/null", embedder="hashing")

@@ -45,6 +45,7 @@ from unrecall.validation import (
     check_k,
     check_memory_id,
     check_metadata,
+    check_path,
     check_positive_int,
     check_probes,
     check_text,
@@ -90,10 +91,15 @@ def default_path() -> Path:
 class Memory:
     """Long-term memory that forgets on request, precisely and verifiably.
 
-    ``path`` is the SQLite file (created if missing); ``embedder`` is
-    ``"minilm"`` (default, local ONNX), ``"hashing"`` (explicit weak
-    fallback) or any ``Embedder``. A store remembers which embedder built it
-    and refuses another.
+    ``path`` is the SQLite file (created if missing; None for
+    ``default_path()``); ``embedder`` is ``"minilm"`` (default, local ONNX),
+    ``"hashing"`` (explicit weak fallback) or any ``Embedder``. A store
+    remembers which embedder built it and refuses another. An empty path,
+    ``":memory:"``, a URL (no server backend exists yet), a directory and a
+    device are refused (``InvalidInput``); a file that cannot be opened or written, is
+    not a database, or is a database unrecall did not make is refused
+    untouched (``StoreError``). ``max_text_chars`` (a positive int) bounds
+    every text and query.
     """
 
     def __init__(
@@ -103,9 +109,10 @@ class Memory:
         embedder: str | Embedder = "minilm",
         max_text_chars: int = DEFAULT_MAX_CHARS,
     ) -> None:
+        where = check_path(default_path() if path is None else path)
         self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
         self.embedder = make_embedder(embedder)
-        self.storage = SQLiteStorage(path or default_path(), self.embedder.dim, self.embedder.name)
+        self.storage = SQLiteStorage(where, self.embedder.dim, self.embedder.name)
         self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
         self.audit = AuditLog(self.storage, self.storage.secret_key())
         self.control = ControlPlane(self.storage, self.recall, self.audit)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from unrecall.errors import InvalidInput
@@ -22,6 +24,17 @@ MAX_METADATA_DEPTH = 32
 MIN_TIME = datetime(2, 1, 1, tzinfo=UTC).timestamp()
 MAX_TIME = datetime(9999, 1, 1, tzinfo=UTC).timestamp()
 _TIME_RANGE = "between the years 2 and 9999 (UTC)"
+# Store locations that name a server rather than a file: refused with a
+# clear word until such a backend exists.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_BACKENDS = {
+    "postgres": "PostgreSQL",
+    "postgresql": "PostgreSQL",
+    "mysql": "MySQL",
+    "mariadb": "MariaDB",
+    "redis": "Redis",
+    "mongodb": "MongoDB",
+}
 _PUBLIC_ID = re.compile(r"^[mt]_[0-9a-f]{20}$")
 
 
@@ -172,6 +185,51 @@ def check_probes(strings: Any) -> list[str]:
                     f"probe #{i} contains a lone surrogate at position {exc.start}"
                 ) from None
     return list(strings)
+
+
+def check_path(path: Any) -> Path:
+    """Where a store lives: a local file path (``str`` or path-like).
+
+    Refused: an empty path, ``:memory:`` (erasure must be provable on disk),
+    a URL (no server backend exists yet), a NUL or a lone surrogate, a
+    directory and anything else that is not a regular file (``/dev/null``).
+    Messages never repeat the path (it may name a person).
+    """
+    if isinstance(path, bytes | bytearray):
+        raise InvalidInput("path must be a text path, not bytes")
+    if not isinstance(path, str | os.PathLike):
+        kind = type(path).__name__
+        raise InvalidInput(f"path must be a string or a path-like object, not {kind}")
+    try:
+        raw = os.fspath(path)
+    except TypeError:  # a PathLike whose __fspath__ returns something else
+        raise InvalidInput("path must be a string or a path-like object") from None
+    if not isinstance(raw, str):
+        raise InvalidInput("path must be a text path, not bytes")
+    if not raw.strip():
+        raise InvalidInput("path is empty; give a file path (or None for the default store)")
+    if raw == ":memory:":
+        raise InvalidInput(
+            "an in-memory store is refused: erasure must be provable on disk; give a file path"
+        )
+    url = _URL.match(raw)
+    if url:
+        name = _BACKENDS.get(raw[: url.end() - 3].casefold())
+        raise InvalidInput(
+            f"path is a URL: a {name} backend is not available yet; give a local file path"
+            if name
+            else "path is a URL: only a local SQLite file is supported; give a file path"
+        )
+    out = Path(_encodable(raw, "path"))
+    try:
+        is_dir, odd = out.is_dir(), out.exists() and not out.is_file()
+    except OSError:  # a name too long, say: opening it fails with a StoreError
+        is_dir = odd = False
+    if is_dir:
+        raise InvalidInput("path is a directory; give the path of a store file")
+    if odd:
+        raise InvalidInput("path is not a regular file (a device or a pipe?); give a store file")
+    return out
 
 
 def check_k(k: Any) -> int:
