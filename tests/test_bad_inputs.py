@@ -3,15 +3,25 @@ text, and the store is left exactly as it was."""
 
 from __future__ import annotations
 
+import math
+import os
+import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 from helpers import snapshot
 
 from unrecall import InvalidInput, Memory, NotFound, UnrecallError
+from unrecall.dialogue.windows import window
+from unrecall.errors import StoreError
+from unrecall.records import OpReport
+from unrecall.validation import MAX_METADATA_DEPTH, MAX_TIME, MIN_TIME
 
 SQL = "'; DROP TABLE memories; --"
 BIG = "big " * 250_000  # 1 MB
@@ -310,3 +320,388 @@ def test_state_errors_name_the_id_not_the_text(ctx: Ctx) -> None:
     assert ctx.a_active in msg and "active" in msg
     msg = refused(ctx, lambda: ctx.mem.edit(ctx.a_superseded, "x", user_id="a"), "Chrome")
     assert ctx.a_superseded in msg and "superseded" in msg
+
+
+# -- time windows and amounts read from texts ------------------------------
+@pytest.mark.parametrize(
+    "phrase",
+    [
+        "in the past 99999999999 days",
+        "in the last 9999999 months",
+        "99999999 weeks ago",
+        "99999999999999999999 days ago",
+        "in the last 99999999999 hours",
+        "in the past " + "9" * 5000 + " days",
+    ],
+)
+def test_windows_reaching_before_the_calendar_start_at_its_first_day(phrase: str) -> None:
+    now = time.time()
+    span = window(phrase, now)
+    assert span is not None and span[0] == datetime.min.replace(tzinfo=UTC).timestamp()
+    assert span[1] <= now + 1e-3  # datetime keeps microseconds
+
+
+def test_a_superscript_digit_is_no_count(ctx: Ctx) -> None:
+    assert window("in the past \u00b2 days", time.time()) is None
+    turns = [{"role": "user", "content": "forget what I told you in the past \u00b2 days"}]
+    ctx.mem.add(turns, user_id="c")  # no ValueError from int("²")
+    turns = [{"role": "user", "content": "forget what I told you in the past 99999999999 days"}]
+    report = ctx.mem.add(turns, user_id="a")
+    assert report.requests and ctx.mem.get_all(user_id="a") == []  # all of it, nothing raised
+
+
+def test_a_run_of_digits_too_long_for_int_does_not_break_forget(ctx: Ctx) -> None:
+    # int() refuses strings of over 4300 digits; trail amounts skip such runs
+    ctx.mem.add("the account number is " + "7" * 5000, user_id="a")
+    ctx.mem.add("the total was " + "1" * 5000 + " and the part 1111", user_id="a")
+    report = ctx.mem.forget("forget that the total was 1111", user_id="a")
+    assert report.to_dict()["count"] >= 0
+
+
+# -- store files: open errors, foreign and non-database files -------------
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def test_a_garbage_file_is_refused_untouched(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 64)
+    before = _files(tmp_path)
+    with pytest.raises(StoreError, match="not a database") as err:
+        Memory(junk, embedder="hashing")
+    assert "junk" not in str(err.value)
+    assert _files(tmp_path) == before  # no -wal / -shm either
+
+
+def _foreign(path: Path, user_version: int = 0, wal: bool = False) -> None:
+    db = apsw.Connection(str(path))
+    if wal:
+        db.execute("PRAGMA journal_mode=WAL").fetchall()
+    db.execute("CREATE TABLE people(name TEXT)")
+    db.execute("CREATE TABLE meta(k TEXT)")  # a name unrecall uses, other columns
+    db.execute("INSERT INTO people VALUES ('Maya Ferreira')")
+    db.execute(f"PRAGMA user_version={user_version}")
+    db.close()
+
+
+@pytest.mark.parametrize(
+    ("user_version", "wal"), [(0, False), (0, True), (1, False), (99, False)], ids=repr
+)
+def test_a_foreign_sqlite_file_is_refused_untouched(
+    tmp_path: Path, user_version: int, wal: bool
+) -> None:
+    path = tmp_path / "theirs.db"
+    _foreign(path, user_version, wal)
+    before = _files(tmp_path)
+    with pytest.raises(StoreError, match="did not make") as err:
+        Memory(path, embedder="hashing")
+    assert "theirs" not in str(err.value) and "Maya" not in str(err.value)
+    assert _files(tmp_path) == before
+    db = apsw.Connection(str(path))
+    assert sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master")) == ["meta", "people"]
+    db.close()
+
+
+def test_an_empty_file_becomes_a_store_and_a_store_reopens(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    path.touch()
+    with Memory(path, embedder="hashing") as mem:
+        mid = mem.add("kept across opens", user_id="u").ids[0]
+    with Memory(path, embedder="hashing") as mem:
+        assert mem.get(mid, user_id="u").text == "kept across opens"
+
+
+def test_a_path_under_a_regular_file_is_a_store_error(tmp_path: Path) -> None:
+    plain = tmp_path / "notes.txt"
+    plain.write_text("private notes")
+    with pytest.raises(StoreError, match="cannot open the store file") as err:
+        Memory(plain / "store.db", embedder="hashing")
+    assert "notes" not in str(err.value)
+    with pytest.raises(StoreError):
+        Memory(plain / "deeper" / "store.db", embedder="hashing")
+    assert plain.read_text() == "private notes"
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="no /sys")
+def test_a_path_nobody_may_create_is_a_store_error() -> None:
+    # even root cannot make a folder in sysfs
+    with pytest.raises(StoreError, match="cannot open the store file"):
+        Memory("/sys/unrecall-test/store.db", embedder="hashing")
+
+
+def _permissions_hold() -> bool:
+    """False when this process may write a read-only folder (root with its
+    capabilities); these tests run without them, e.g. under
+    ``setpriv --bounding-set=-all``."""
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o500)
+        try:
+            Path(folder, "probe").touch()
+        except PermissionError:
+            return True
+        finally:
+            os.chmod(folder, 0o700)
+        return False
+
+
+@pytest.mark.skipif(not _permissions_hold(), reason="this process may write a read-only folder")
+def test_a_read_only_folder_is_a_store_error(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(StoreError):
+            Memory(folder / "store.db", embedder="hashing")
+        with pytest.raises(StoreError):
+            Memory(folder / "sub" / "store.db", embedder="hashing")
+    finally:
+        folder.chmod(0o700)
+
+
+@pytest.mark.skipif(not _permissions_hold(), reason="this process may write a read-only file")
+def test_a_read_only_store_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "ro.db"
+    with Memory(path, embedder="hashing") as mem:
+        mem.add("fine", user_id="u")
+    path.chmod(0o400)
+    try:
+        with pytest.raises(StoreError, match="read-only"):
+            Memory(path, embedder="hashing")
+    finally:
+        path.chmod(0o600)
+
+
+class _Embedder:
+    def __init__(self, name: Any, dim: Any) -> None:
+        self.name, self.dim = name, dim
+
+    def embed(self, texts: Any) -> Any:  # pragma: no cover - never reached
+        raise AssertionError
+
+
+@pytest.mark.parametrize(
+    "embedder",
+    [
+        "my-secret-embedder",
+        None,
+        5,
+        _Embedder("fine", "384"),
+        _Embedder("fine", 0),
+        _Embedder("fine", 10**6),
+        _Embedder(None, 384),
+        _Embedder("", 384),
+    ],
+    ids=repr,
+)
+def test_bad_embedders(tmp_path: Path, embedder: Any) -> None:
+    with pytest.raises(InvalidInput, match=r"(?i)embedder") as err:
+        Memory(tmp_path / "s.db", embedder=embedder)
+    assert "secret" not in str(err.value)
+    assert not (tmp_path / "s.db").exists()  # refused before any file is made
+
+
+# -- times: a sane range, checked at the boundary -----------------------------
+HUGE = 10**400
+DEEP_PAST = datetime(1, 1, 1)  # naive: its timestamp() is out of range here
+
+
+def _window_request(m: Memory, at: Any) -> object:
+    turns = [{"role": "user", "content": "forget what I told you last week"}]
+    return m.add(turns, user_id="a", timestamp=at)
+
+
+BAD_TIMES: list[tuple[str, str, Callable[[Ctx], object]]] = [
+    ("ttl-huge-int", "ttl", lambda c: c.mem.add("fine", user_id="a", ttl=HUGE)),
+    ("ttl-1e300", "ttl", lambda c: c.mem.add("fine", user_id="a", ttl=1e300)),
+    ("expires-huge-int", "expires_at", lambda c: c.mem.add("x", user_id="a", expires_at=HUGE)),
+    ("expires-1e300", "expires_at", lambda c: c.mem.add("x", user_id="a", expires_at=1e300)),
+    ("expires-minus-1e300", "expires_at", lambda c: c.mem.add("x", user_id="a", expires_at=-1e300)),
+    ("timestamp-huge-int", "timestamp", lambda c: c.mem.add("x", user_id="a", timestamp=HUGE)),
+    (
+        "timestamp-minus-inf",
+        "timestamp",
+        lambda c: c.mem.add("x", user_id="a", timestamp=-math.inf),
+    ),
+    (
+        "timestamp-datetime-min",
+        "timestamp",
+        lambda c: c.mem.add("x", user_id="a", timestamp=DEEP_PAST),
+    ),
+    (
+        "timestamp-iso-year-1",
+        "timestamp",
+        lambda c: c.mem.add("x", user_id="a", timestamp="0001-01-01"),
+    ),
+    ("window-request-1e300", "timestamp", lambda c: _window_request(c.mem, 1e300)),
+    ("window-request-huge-int", "timestamp", lambda c: _window_request(c.mem, HUGE)),
+    (
+        "supersede-timestamp",
+        "timestamp",
+        lambda c: c.mem.supersede("tea", "x", user_id="a", timestamp=HUGE),
+    ),
+    (
+        "set-expiry-huge-int",
+        "expires_at",
+        lambda c: c.mem.set_expiry(c.a_active, HUGE, user_id="a"),
+    ),
+    ("set-expiry-1e300", "expires_at", lambda c: c.mem.set_expiry(c.a_active, 1e300, user_id="a")),
+    ("expire-now-huge-int", "now", lambda c: c.mem.expire(now=HUGE)),
+    ("expire-now-nan", "now", lambda c: c.mem.expire(now=math.nan)),
+]
+
+
+@pytest.mark.parametrize(
+    ("field", "call"), [(f, c) for _, f, c in BAD_TIMES], ids=[n for n, _, _ in BAD_TIMES]
+)
+def test_times_out_of_range_are_refused(
+    ctx: Ctx, field: str, call: Callable[[Ctx], object]
+) -> None:
+    msg = refused(ctx, lambda: call(ctx), errors=(InvalidInput,))
+    assert msg.startswith(field)
+
+
+def test_times_at_the_edges_of_the_range_are_kept(ctx: Ctx) -> None:
+    mem = ctx.mem
+    first = mem.add("said at the first instant", user_id="c", timestamp=MIN_TIME)
+    last = mem.add("said at the last instant", user_id="c", timestamp=MAX_TIME, expires_at=MAX_TIME)
+    assert [t["at"] for t in mem.export(user_id="c")["turns"]] == [MIN_TIME, MAX_TIME]
+    assert mem.get(last.ids[0], user_id="c").expires_at == MAX_TIME
+    assert mem.get(first.ids[0], user_id="c").created_at == MIN_TIME
+    # a window request at either edge plans its window inside the calendar
+    for at in (MIN_TIME, MAX_TIME):
+        report = _window_request(mem, at)
+        assert isinstance(report, OpReport) and report.requests
+    assert mem.expire(now=MAX_TIME).op == "expire"
+
+
+def test_timestamp_zero_is_the_epoch_not_now(ctx: Ctx) -> None:
+    rep = ctx.mem.add("said at the epoch", user_id="c", timestamp=0)
+    assert ctx.mem.export(user_id="c")["turns"][0]["at"] == 0.0
+    assert ctx.mem.get(rep.ids[0], user_id="c").created_at == 0.0
+    # and now=0 expires nothing that expires later than the epoch
+    ctx.mem.set_expiry(ctx.a_active, 1000.0, user_id="a")
+    assert ctx.mem.expire(now=0).ids == []
+
+
+# -- metadata nests at most MAX_METADATA_DEPTH deep -----------------------------
+def _nested(depth: int, inner: Any = 1) -> Any:
+    value = inner
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_deeply_nested_metadata_is_refused(ctx: Ctx) -> None:
+    deep = _nested(10_000)
+    deep_list: Any = 1
+    for _ in range(10_000):
+        deep_list = [deep_list]
+    for call in (
+        lambda: ctx.mem.add("fine", user_id="a", metadata=deep),
+        lambda: ctx.mem.add("fine", user_id="a", metadata={"k": deep_list}),
+        lambda: ctx.mem.search("tea", user_id="a", filters=deep),
+        lambda: ctx.mem.add("fine", user_id="a", metadata=_nested(MAX_METADATA_DEPTH + 1)),
+    ):
+        msg = refused(ctx, call, errors=(InvalidInput,))
+        assert str(MAX_METADATA_DEPTH) in msg and "nested" in msg
+    cyclic: dict[str, Any] = {}
+    cyclic["self"] = cyclic
+    refused(ctx, lambda: ctx.mem.add("fine", user_id="a", metadata=cyclic), errors=(InvalidInput,))
+    # the limit itself is fine
+    mid = ctx.mem.add("fine", user_id="c", metadata=_nested(MAX_METADATA_DEPTH)).ids[0]
+    assert ctx.mem.get(mid, user_id="c").metadata["a"] == _nested(MAX_METADATA_DEPTH - 1)
+
+
+# -- ids, probes, flags and settings of the wrong type ------------------------
+MORE_WRONG_TYPES: list[tuple[str, Callable[[Ctx], object]]] = [
+    ("update-list-id", lambda c: c.mem.update([c.a_active], "x", user_id="a")),
+    ("edit-list-id", lambda c: c.mem.edit([c.a_active], "x", user_id="a")),
+    ("restore-list-id", lambda c: c.mem.restore([c.a_released], user_id="a")),
+    ("set-expiry-list-id", lambda c: c.mem.set_expiry([c.a_active], None, user_id="a")),
+    ("get-dict-id", lambda c: c.mem.get({"id": c.a_active}, user_id="a")),
+    ("get-surrogate-id", lambda c: c.mem.get(SURROGATE, user_id="a")),
+    ("delete-surrogate-id", lambda c: c.mem.delete(SURROGATE, user_id="a")),
+    ("restore-surrogate-id", lambda c: c.mem.restore(SURROGATE, user_id="a")),
+    ("history-surrogate-id", lambda c: c.mem.history(SURROGATE, user_id="a")),
+    ("update-nul-id", lambda c: c.mem.update(NUL, "x", user_id="a")),
+    ("verify-none", lambda c: c.mem.verify_erased(None)),
+    ("verify-int", lambda c: c.mem.verify_erased(5)),
+    ("verify-dict", lambda c: c.mem.verify_erased({"green tea": 1})),
+    ("verify-bytes", lambda c: c.mem.verify_erased(b"green tea")),
+    ("verify-surrogate", lambda c: c.mem.verify_erased([SURROGATE])),
+    ("expire-purge-str", lambda c: c.mem.expire(purge="no")),
+    ("expire-purge-int", lambda c: c.mem.expire(purge=1)),
+    (
+        "honor-requests-str",
+        lambda c: c.mem.add([{"role": "user", "content": "x"}], user_id="a", honor_requests="no"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "call", [c for _, c in MORE_WRONG_TYPES], ids=[n for n, _ in MORE_WRONG_TYPES]
+)
+def test_more_wrong_types_are_refused(ctx: Ctx, call: Callable[[Ctx], object]) -> None:
+    refused(ctx, lambda: call(ctx), SURROGATE, errors=(InvalidInput,))
+
+
+def test_a_truthy_string_purge_does_not_hard_delete(ctx: Ctx) -> None:
+    ctx.mem.set_expiry(ctx.a_active, 1.0, user_id="a")  # long expired
+    msg = refused(ctx, lambda: ctx.mem.expire(purge="no"), errors=(InvalidInput,))
+    assert "purge" in msg and "True or False" in msg
+    assert ctx.mem.get(ctx.a_active, user_id="a").state == "active"
+    assert ctx.mem.expire(purge=False).ids == [ctx.a_active]
+    assert ctx.mem.get(ctx.a_active, user_id="a").state == "released"
+
+
+@pytest.mark.parametrize("limit", ["x", 0, -5, True, 1.5, None, [5]], ids=repr)
+def test_bad_max_text_chars(tmp_path: Path, limit: Any) -> None:
+    with pytest.raises(InvalidInput, match="max_text_chars must be a positive integer"):
+        Memory(tmp_path / "s.db", embedder="hashing", max_text_chars=limit)
+    assert not (tmp_path / "s.db").exists()  # refused before any file is made
+
+
+# -- store paths ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [
+        (5, "path must be"),
+        (b"store.db", "bytes"),
+        (["store.db"], "path must be"),
+        (3.5, "path must be"),
+        ("", "empty"),
+        ("   ", "empty"),
+        (":memory:", "in-memory"),
+        ("postgresql://maya:hunter2@db.example/mem", "PostgreSQL backend is not available yet"),
+        ("postgres://maya:hunter2@db.example/mem", "PostgreSQL backend is not available yet"),
+        ("mysql://maya:hunter2@db.example/mem", "MySQL backend is not available yet"),
+        ("s3://maya-hunter2/mem.db", "only a local SQLite file"),
+        ("maya\x00hunter2.db", "NUL character at position 4"),
+        ("maya\ud800hunter2.db", "lone surrogate at position 4"),
+    ],
+    ids=repr,
+)
+def test_bad_store_paths_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: Any, words: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("UNRECALL_DB", raising=False)
+    with pytest.raises(InvalidInput) as err:
+        Memory(path, embedder="hashing")
+    assert words in str(err.value)
+    assert "hunter2" not in str(err.value) and "maya" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []  # no "postgresql:" folder, no store in $HOME
+
+
+def test_a_directory_is_not_a_store_file(tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="directory"):
+        Memory(tmp_path, embedder="hashing")
+    with pytest.raises(InvalidInput, match="directory"):
+        Memory(str(tmp_path) + "/", embedder="hashing")
+
+
+@pytest.mark.skipif(not Path("/dev/null").exists(), reason="no /dev/null")
+def test_a_device_is_not_a_store_file() -> None:
+    with pytest.raises(InvalidInput, match="not a regular file"):
+        Memory("/dev/null", embedder="hashing")

@@ -8,7 +8,6 @@ method is scoped by ``user_id`` (or ``agent_id`` for agent-level memory);
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Collection, Sequence
@@ -41,11 +40,17 @@ from unrecall.records import (
 from unrecall.storage.base import MemoryRow, TurnRow
 from unrecall.storage.sqlite import SQLiteStorage
 from unrecall.validation import (
+    check_bool,
     check_id,
     check_k,
+    check_memory_id,
     check_metadata,
+    check_path,
+    check_positive_int,
+    check_probes,
     check_text,
     check_time,
+    check_ttl,
     show_id,
 )
 
@@ -71,6 +76,12 @@ def _informs(text: str | None) -> bool:
     )
 
 
+def _at(value: Any, field: str) -> float:
+    """A checked time, or now when none is given (0 is the epoch, not now)."""
+    at = check_time(value, field)
+    return time.time() if at is None else at
+
+
 def default_path() -> Path:
     """``$UNRECALL_DB`` or ``~/.unrecall/memory.db``."""
     env = os.environ.get("UNRECALL_DB")
@@ -80,10 +91,15 @@ def default_path() -> Path:
 class Memory:
     """Long-term memory that forgets on request, precisely and verifiably.
 
-    ``path`` is the SQLite file (created if missing); ``embedder`` is
-    ``"minilm"`` (default, local ONNX), ``"hashing"`` (explicit weak
-    fallback) or any ``Embedder``. A store remembers which embedder built it
-    and refuses another.
+    ``path`` is the SQLite file (created if missing; None for
+    ``default_path()``); ``embedder`` is ``"minilm"`` (default, local ONNX),
+    ``"hashing"`` (explicit weak fallback) or any ``Embedder``. A store
+    remembers which embedder built it and refuses another. An empty path,
+    ``":memory:"``, a URL (no server backend exists yet), a directory and a
+    device are refused (``InvalidInput``); a file that cannot be opened or written, is
+    not a database, or is a database unrecall did not make is refused
+    untouched (``StoreError``). ``max_text_chars`` (a positive int) bounds
+    every text and query.
     """
 
     def __init__(
@@ -93,9 +109,10 @@ class Memory:
         embedder: str | Embedder = "minilm",
         max_text_chars: int = DEFAULT_MAX_CHARS,
     ) -> None:
+        where = check_path(default_path() if path is None else path)
+        self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
         self.embedder = make_embedder(embedder)
-        self.storage = SQLiteStorage(path or default_path(), self.embedder.dim, self.embedder.name)
-        self.max_text_chars = max_text_chars
+        self.storage = SQLiteStorage(where, self.embedder.dim, self.embedder.name)
         self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
         self.audit = AuditLog(self.storage)
         self.control = ControlPlane(self.storage, self.recall, self.audit)
@@ -190,17 +207,11 @@ class Memory:
         """
         turns = self._turns(messages)
         meta = check_metadata(metadata)
-        at = check_time(timestamp, "timestamp") or time.time()
+        at = _at(timestamp, "timestamp")
         expiry = check_time(expires_at, "expires_at")
         if ttl is not None:
-            if (
-                not isinstance(ttl, int | float)
-                or isinstance(ttl, bool)
-                or not math.isfinite(ttl)
-                or ttl <= 0
-            ):
-                raise InvalidInput("ttl must be a positive number of seconds")
-            expiry = time.time() + ttl
+            expiry = check_ttl(ttl, time.time())
+        check_bool(honor_requests, "honor_requests")
         session = None if session_id is None else check_id(session_id, "session_id")
         kind = "note" if isinstance(messages, str) else "message"
         dialogue = honor_requests and not isinstance(messages, str)
@@ -350,7 +361,7 @@ class Memory:
         check_k(k)
         if mode not in ("hybrid", "lexical"):
             raise InvalidInput("mode must be 'hybrid' or 'lexical'")
-        wanted = check_metadata(filters)
+        wanted = check_metadata(filters, "filters")
         tenant = self._tenant(user_id, agent_id, run_id)
         if tenant is None:
             return []
@@ -393,8 +404,9 @@ class Memory:
         self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> MemoryItem:
         """One memory (any state) with its provenance; ``NotFound`` otherwise."""
+        memory_id = check_memory_id(memory_id)
         tenant = self._existing(user_id, agent_id, None)
-        row = self.storage.memory(tenant.id, memory_id) if isinstance(memory_id, str) else None
+        row = self.storage.memory(tenant.id, memory_id)
         if row is None:
             raise NotFound(f"no memory {show_id(memory_id)} for this tenant")
         return self._items(tenant, [row])[0]
@@ -454,6 +466,7 @@ class Memory:
         """Correct a memory's text in place (same id); the old text leaves the
         memory and its indexes (its source turn keeps what was said; a purge
         of that phrase removes it there too)."""
+        memory_id = check_memory_id(memory_id)
         text = check_text(text, "text", self.max_text_chars)
         return self.control.update(self._existing(user_id, agent_id, None), memory_id, text)
 
@@ -461,8 +474,7 @@ class Memory:
         self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> OpReport:
         """Hard-delete a memory (``m_…``) or a source turn (``t_…``) with closure."""
-        if not isinstance(memory_id, str):
-            raise InvalidInput("memory_id must be a string")
+        memory_id = check_memory_id(memory_id)
         return self.control.delete(self._existing(user_id, agent_id, None), memory_id)
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None) -> OpReport:
@@ -485,7 +497,7 @@ class Memory:
         (see ``control.targeting``) leaves recall but stays in history."""
         target = self._target(target)
         new_text = check_text(new_text, "new_text", self.max_text_chars)
-        at = check_time(timestamp, "timestamp") or time.time()
+        at = _at(timestamp, "timestamp")
         with self.storage.transaction():  # a failed first write leaves no tenant row
             tenant = self._tenant(user_id, agent_id, None, create=True)
             assert tenant is not None
@@ -500,6 +512,7 @@ class Memory:
         agent_id: str | None = None,
     ) -> OpReport:
         """Partial supersede: a corrected version with the same provenance."""
+        memory_id = check_memory_id(memory_id)
         new_text = check_text(new_text, "new_text", self.max_text_chars)
         return self.control.edit(self._existing(user_id, agent_id, None), memory_id, new_text)
 
@@ -513,6 +526,7 @@ class Memory:
         self, memory_id: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> OpReport:
         """Bring a released memory back into recall."""
+        memory_id = check_memory_id(memory_id)
         return self.control.restore(self._existing(user_id, agent_id, None), memory_id)
 
     def purge(
@@ -590,12 +604,15 @@ class Memory:
         agent_id: str | None = None,
     ) -> OpReport:
         """Set (or clear, with None) when a memory expires."""
+        memory_id = check_memory_id(memory_id)
         expiry = check_time(expires_at, "expires_at")
         return self.control.set_expiry(self._existing(user_id, agent_id, None), memory_id, expiry)
 
     def expire(self, *, now: Any = None, purge: bool = False) -> OpReport:
-        """Release every memory past its expiry (purge them with ``purge``)."""
-        return self.control.expire(check_time(now, "now") or time.time(), purge)
+        """Release every memory past its expiry (purge them with ``purge``, a
+        real bool: a truthy string must not hard-delete)."""
+        at = _at(now, "now")
+        return self.control.expire(at, check_bool(purge, "purge"))
 
     # -- evidence -------------------------------------------------------------
     def history(
@@ -606,8 +623,7 @@ class Memory:
         History outlives a purge (the id is random and says nothing), so it
         can show when and how something was forgotten.
         """
-        if not isinstance(memory_id, str):
-            raise InvalidInput("memory_id must be a string")
+        memory_id = check_memory_id(memory_id)
         tenant = self._tenant(user_id, agent_id, None)
         if tenant is None:
             return []  # an erased tenant's events carry a handle nothing leads to
@@ -655,12 +671,9 @@ class Memory:
         for what it can be recovered from: the keyed digests the full-text
         index would hold of its words (a digest of a short value, with the
         key in the file, is the value)."""
-        if isinstance(strings, str):
-            raise InvalidInput("give a list of strings, not one string")
+        probes = check_probes(strings)
         self.storage.erase()
-        return scan_files(
-            self.storage.files(), list(strings), digests=self.recall.hasher.probe_digests
-        )
+        return scan_files(self.storage.files(), probes, digests=self.recall.hasher.probe_digests)
 
     def verify_audit(self) -> AuditCheck:
         """Walk the audit hash chain and report whether it is intact."""

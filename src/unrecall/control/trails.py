@@ -71,6 +71,7 @@ DISCLOSURE_POOL = 5  # closest candidates weighed for corroboration
 SUPPORT_WEIGHT = 0.05  # per log(1 + corroborating memories)
 TOTAL_BONUS = 0.2  # for a number that adds up others (a total)
 TOTAL_PARTS = 12  # numbers of the request's memories tried as its summands
+MAX_AMOUNT_CHARS = 30  # a longer run of digits is an identifier or noise, not an amount
 # A word at most this many memories (of the neighbourhood, or of the store)
 # hold, or this share of them, is rare.
 RARE_MIN = 3
@@ -638,12 +639,14 @@ def _unnamed(graph: EntityGraph, text: str) -> set[str]:
 
 def _amounts(text: str) -> list[int]:
     """The whole numbers a text states ("10,100 dollars" -> 10100), not parts
-    of decimals or dates written with dots."""
+    of decimals or dates written with dots, nor runs of digits too long to
+    be amounts (``int`` refuses strings of over 4300 digits)."""
     return [
         int(n.replace(",", ""))
         for n in re.findall(
             r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d.])|(?<![\d.,])\d+(?!\d)(?![.,]\d)", text
         )
+        if len(n) <= MAX_AMOUNT_CHARS
     ]
 
 

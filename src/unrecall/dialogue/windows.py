@@ -14,6 +14,10 @@ import re
 from datetime import UTC, datetime, timedelta
 
 _DAY = timedelta(days=1)
+# "The past 99999999 days" reaches before the calendar: such a window starts
+# at its first day (counts are capped, then arithmetic saturates).
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+_MAX_COUNT = 100_000_000  # hours: over 11,000 years
 _WEEKDAYS = {
     **dict.fromkeys(("monday", "lunes", "lundi", "montag"), 0),
     **dict.fromkeys(("tuesday", "martes", "mardi", "dienstag"), 1),
@@ -98,7 +102,7 @@ def window(phrase: str, at: float) -> tuple[float, float] | None:
 
     m = re.search(r"\b(?:past|last)\s+(?:(\w+)\s+)?hours?\b", text)
     if m:  # "in the past hour", "the last two hours"
-        return span(now - timedelta(hours=_count(m.group(1) or "one") or 1), now)
+        return span(_back(now, hours=_count(m.group(1) or "one") or 1), now)
     m = re.search(r"\bbetween\s+(\w+)\s+and\s+(\w+)", text)
     if m and m.group(1) in _WEEKDAYS and m.group(2) in _WEEKDAYS:  # the latest such run
         end = today - timedelta(days=(today.weekday() - _WEEKDAYS[m.group(2)]) % 7)
@@ -150,18 +154,18 @@ def window(phrase: str, at: float) -> tuple[float, float] | None:
         r"\b(?:past|last|ultimos|ultimas|derniers|dernieres|letzten)\s+(\w+)\s+(\w+)", text
     )
     if m and m.group(2) in _UNITS and (n := _count(m.group(1))):
-        return span(now - timedelta(days=n * _UNITS[m.group(2)]), now)
+        return span(_back(now, days=n * _UNITS[m.group(2)]), now)
     m = re.search(r"\b(\w+)\s+(?:of\s+)?(\w+)\s+ago\b|\bhace\s+(\w+)\s+(\w+)|\bil\s+y\s+a\s+"
                   r"(\w+)\s+(\w+)|\bvor\s+(\w+)\s+(\w+)", text)  # fmt: skip
     if m:
         groups = m.groups()
         count, unit = next((g, h) for g, h in zip(groups[::2], groups[1::2], strict=True) if g)
         if unit in _UNITS and (n := _count(count)):
-            day = today - timedelta(days=n * _UNITS[unit])
+            day = _back(today, days=n * _UNITS[unit])
             if _UNITS[unit] == 1:  # "two days ago": that day
                 return span(day, day + _DAY)
             half = timedelta(days=_UNITS[unit] // 2)  # "a week ago": around that day
-            return span(day - half, day + half + _DAY)
+            return span(_back(day, days=half.days), day + half + _DAY)
     if re.search(r"\bthe\s+other\s+day\b|\bel\s+otro\s+dia|\bl'autre\s+jour|\bneulich", text):
         return span(today - 7 * _DAY, today)
     for word in re.findall(r"\w+", text):
@@ -173,7 +177,18 @@ def window(phrase: str, at: float) -> tuple[float, float] | None:
     return None
 
 
+def _back(moment: datetime, *, days: int = 0, hours: int = 0) -> datetime:
+    """``days`` and ``hours`` before ``moment``, or the calendar's first
+    instant when that is earlier."""
+    try:
+        return moment - timedelta(days=days, hours=hours)
+    except OverflowError:
+        return _EARLIEST
+
+
 def _count(word: str) -> int | None:
-    if word.isdigit():
-        return int(word)
+    """A count written in digits (ASCII ones: "²" is no count) or in words,
+    at most ``_MAX_COUNT``."""
+    if word.isascii() and word.isdigit():
+        return int(word) if len(word) < 7 else _MAX_COUNT
     return _NUMBERS.get(word)

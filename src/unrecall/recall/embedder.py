@@ -218,9 +218,14 @@ def make_embedder(spec: str | Embedder) -> Embedder:
     if not isinstance(spec, str):
         if not isinstance(spec, Embedder):
             raise InvalidInput("embedder must be 'minilm', 'hashing' or an Embedder")
+        name, dim = getattr(spec, "name", None), getattr(spec, "dim", None)
+        if not isinstance(name, str) or not name.strip() or not name.isprintable():
+            raise InvalidInput("an Embedder's name must be a non-empty printable string")
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= 8192:
+            raise InvalidInput("an Embedder's dim must be an integer between 1 and 8192")
         return spec
     if spec in ("minilm", MiniLMEmbedder.name):
         return MiniLMEmbedder()
     if spec in ("hashing", HashingEmbedder.name):
         return HashingEmbedder()
-    raise InvalidInput(f"unknown embedder {spec!r}; choose 'minilm' or 'hashing'")
+    raise InvalidInput("unknown embedder name; choose 'minilm' or 'hashing'")  # never echoed

@@ -83,6 +83,17 @@ def _ids(ids: Sequence[Any]) -> str:
     return json.dumps(list(ids))
 
 
+# Tables every unrecall store has had since schema v1.
+_OWN_TABLES = {"meta", "secrets", "tenants", "turns", "memories", "audit"}
+
+
+def _reason(exc: BaseException) -> str:
+    """Why opening failed, without the path: the OS's words or apsw's."""
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return str(exc) or type(exc).__name__
+
+
 class _RandomPool:
     """``os.urandom`` read 4 KiB at a time: one system call per ~400 ids
     instead of one per id (it cost ~0.3 ms a call on a loaded VM)."""
@@ -141,15 +152,20 @@ class SQLiteStorage:
         self._term_cache: dict[tuple[int, str], int] = {}
         # tenants whose rows the open transaction changed (their version moves)
         self._touched: set[int] = set()
+        # Errors name no path (it may name a person) and wrap apsw's and the OS's.
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = apsw.Connection(str(self.path))
         except (OSError, apsw.Error) as exc:
-            raise StoreError(f"cannot open store at {self.path}: {type(exc).__name__}") from None
+            raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
         try:
+            self._refuse_foreign()  # reads only: a file that is not a store stays untouched
             self._configure()
             self._migrate(embedder_name)
             self._data_version = self._scalar("PRAGMA data_version")
+        except apsw.Error as exc:  # a locked or unwritable file, say
+            self._db.close()
+            raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
         except BaseException:  # wrong embedder or newer schema: do not leak the handle
             self._db.close()
             raise
@@ -158,6 +174,21 @@ class SQLiteStorage:
         self.erase()
 
     # -- lifecycle -------------------------------------------------------
+    def _refuse_foreign(self) -> None:
+        """Refuse, before writing anything, a file unrecall cannot own: one
+        that is not a database (apsw's NotADBError), a database of someone
+        else's (tables of its own, no unrecall tables) or a read-only file."""
+        version = self._scalar("PRAGMA user_version")
+        tables = {r[0] for r in self._rows("SELECT name FROM sqlite_master")}
+        foreign = bool(tables) if version == 0 else not tables >= _OWN_TABLES
+        if foreign:
+            raise StoreError(
+                "the file is a SQLite database unrecall did not make; it was left untouched"
+                " (give a new path or an unrecall store)"
+            )
+        if self._db.readonly("main"):
+            raise StoreError("the store file is read-only; unrecall needs to write it")
+
     def _configure(self) -> None:
         self._db.set_busy_timeout(self._busy_ms)
         # apsw runs a multi-statement string lazily, so pragmas go one by one.
