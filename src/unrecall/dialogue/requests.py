@@ -361,7 +361,9 @@ _EN = _Language(
         # "make sure my SSN isn't stored anywhere", "my address shouldn't be kept"
         _Rule(
             _FORGET,
-            _rx(rf"""\b(?:make\s+sure\s+|ensure\s+)?(?P<t>(?:my|our)\s+[^.!?;]+?){_EN_NOT_STORED}"""),
+            _rx(
+                rf"""\b(?:make\s+sure\s+|ensure\s+)?(?P<t>(?:my|our)\s+[^.!?;]+?){_EN_NOT_STORED}"""
+            ),
             tail=_rx(_EN_NOT_STORED),
         ),
         # The object said first, the request after it, about it: "My blood type?
