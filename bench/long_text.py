@@ -22,6 +22,13 @@ Usage::
 
     python bench/long_text.py                       # 32k .. 10M, hashing; 32k, 128k MiniLM
     python bench/long_text.py --sizes 32000 128000 --default-sizes --timeout 120
+    python bench/long_text.py --functions 64000 256000   # text functions per shape
+
+``--functions`` times the text functions a long text goes through
+(clause splitting, the turn's term document, the entity graph of one memory
+holding it all, forget-request detection) on four shapes: the journal, a
+transcript without punctuation, an identifier-dense contact list, and one
+long sentence of dotted dates.
 """
 
 from __future__ import annotations
@@ -184,6 +191,68 @@ def journal(chars: int, seed: int = 12) -> str:
     return "\n\n".join(parts)[:chars]
 
 
+def transcript(chars: int, seed: int = 3) -> str:
+    """Speech-to-text without punctuation: lowercase, many "my" and "i don't"."""
+    rng = random.Random(seed)
+    vocab = (
+        "my mum said i don't know but our dog and my sister were calling about the"
+        " flat so i told her we could go to lisbon on friday if it's not raining"
+    ).split()
+    return " ".join(rng.choice(vocab) for _ in range(chars // 4))[:chars]
+
+
+def contacts(chars: int, seed: int = 5) -> str:
+    """A pasted contact list: one identifier-dense line per person."""
+    rng = random.Random(seed)
+    lines, size = [], 0
+    while size < chars:
+        first, last = rng.choice(FIRST), rng.choice(LAST)
+        line = (
+            f"{first} {last}, {first.lower()}.{last.lower()}{rng.randint(1, 99)}"
+            f"@{rng.choice(DOMAINS)}, +351 9{rng.randint(10, 99)} {rng.randint(100, 999)}"
+            f" {rng.randint(100, 999)}, ORD-{rng.randint(10000, 99999)}"
+        )
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines)[:chars]
+
+
+def dated(chars: int) -> str:
+    """German diary lines with dotted dates ("am 19. Mai"): one long sentence."""
+    return ("am 19. Mai kam er. " * (chars // 19 + 1))[:chars]
+
+
+SHAPES = {"journal": journal, "transcript": transcript, "contacts": contacts, "dated": dated}
+
+
+def functions(sizes: list[int]) -> str:
+    """Seconds of the text functions a long text goes through, per shape."""
+    from unrecall.dialogue.requests import detect
+    from unrecall.recall.clauses import split_clauses
+    from unrecall.recall.entities import EntityGraph
+    from unrecall.recall.lexical import TermHasher
+
+    hasher = TermHasher(b"k" * 16)
+    fns = {
+        "split_clauses": split_clauses,
+        "document": hasher.document,  # words, identifiers, names of the whole turn
+        "entity graph": lambda t: EntityGraph.build([(1, t)]),  # one memory of it all
+        "detect": detect,  # forget-request reading of a chat message
+    }
+    lines = ["| shape | chars | " + " | ".join(f"{f} s" for f in fns) + " |"]
+    lines.append("|---|---:|" + "---:|" * len(fns))
+    for shape, make in SHAPES.items():
+        for n in sizes:
+            text, cells = make(n), []
+            for fn in fns.values():
+                t = time.perf_counter()
+                fn(text)
+                cells.append(f"{time.perf_counter() - t:.3f}")
+            lines.append(f"| {shape} | {n:,} | " + " | ".join(cells) + " |")
+            print(lines[-1], file=sys.stderr, flush=True)
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------
 # One size, in a child process
 # --------------------------------------------------------------------------
@@ -321,7 +390,16 @@ def main() -> None:
     )
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per size")
     ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument(
+        "--functions",
+        type=int,
+        nargs="*",
+        help="instead, time the text functions on each shape at these sizes",
+    )
     args = ap.parse_args()
+    if args.functions:
+        print(functions(args.functions))
+        return
     plan = [(n, "hashing") for n in args.sizes] + [(n, "minilm") for n in args.default_sizes]
     rows = []
     for chars, emb in plan:
