@@ -87,6 +87,7 @@ from unrecall.recall.lexical import (
     STOPWORDS,
     content_overlap,
     content_words,
+    overlap_with,
     text_keys,
 )
 from unrecall.recall.names import (
@@ -213,8 +214,10 @@ class RequestExecutor:
             return []
         # the reply read once. A shared name must be a name on one side at
         # least: "Got it." and "Got a court letter" share a first word only
-        sure = identifier_keys(text) | sure_name_keys(text)
-        weak, names = text_keys(text) - sure, inner_names(text)
+        idents = identifier_keys(text)
+        sure = idents | sure_name_keys(text)
+        weak, names = (idents | name_keys(text)) - sure, inner_names(text)
+        said = content_words(text)
         return [
             r.id
             for r in self.storage.memories_by_id(recent)
@@ -222,7 +225,7 @@ class RequestExecutor:
             and (
                 (sure & text_keys(r.text))
                 or (weak and weak & sure_name_keys(r.text))
-                or content_overlap(text, r.text) >= _COPY_OVERLAP
+                or overlap_with(said, r.text) >= _COPY_OVERLAP
                 or wrote_in_lowercase(names, r.text)
             )
         ]

@@ -18,6 +18,7 @@ applies them and classifies the result is shared.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from unrecall.dialogue import idioms
@@ -67,6 +68,32 @@ _FRONTED = "fronted"
 class _Rule:
     hint: str
     pattern: re.Pattern[str]
+    # Set when every match of ``pattern`` ends with a match of ``tail`` and
+    # never spans . ! ? ; (see ``_search``).
+    tail: re.Pattern[str] | None = None
+
+
+_STOPS = re.compile(r"[.!?;]")
+
+
+def _search(rule: _Rule, turn: str) -> re.Match[str] | None:
+    """``rule.pattern.search(turn)``. A rule with a ``tail`` is searched
+    only in the stretches between . ! ? ; that hold its tail, each up to its
+    last one: its pattern scans lazily to the end of the stretch from every
+    start it tries ("my ..."), which costs a long text without the tail its
+    square."""
+    if rule.tail is None:
+        return rule.pattern.search(turn)
+    stops = [m.start() for m in _STOPS.finditer(turn)]
+    ends: dict[int, int] = {}  # stretch start -> end of its last tail
+    for m in rule.tail.finditer(turn):
+        i = bisect_left(stops, m.start())
+        ends[stops[i - 1] + 1 if i else 0] = m.end()
+    for start, end in ends.items():
+        found = rule.pattern.search(turn, start, end)
+        if found is not None:
+            return found
+    return None
 
 
 @dataclass(frozen=True)
@@ -186,6 +213,10 @@ _EN_KEEP = r"""(?:keep(?:ing)?\s+(?:notes?|tabs|a\s+record)\s+(?:on|about|of)|
     keep(?:ing)?|remember(?:ing)?|stor(?:e|ing)|sav(?:e|ing)|retain(?:ing)?|
     hold(?:ing)?\s+on(?:\s+to|to)|hang(?:ing)?\s+on(?:\s+to|to)|track(?:ing)?|record(?:ing)?|
     log(?:ging)?|memori[sz](?:e|ing)|bring(?:ing)?\s+up|mention(?:ing)?|us(?:e|ing))"""
+# "... isn't stored", "... shouldn't be kept": how a turn says a value must not be kept.
+_EN_NOT_STORED = r"""\s+(?:isn't|is\s+not|aren't|are\s+not|shouldn't|should\s+not|mustn't|
+    must\s+not|doesn't|does\s+not)\s+(?:be\s+|get\s+)?(?:stored|kept|saved|remembered|recorded|
+    logged|held|written\s+down)\b"""
 _EN_NOT = r"""(?:(?:i'd|i\s+would)\s+(?:prefer|rather)\s+(?:that\s+|if\s+|it\s+if\s+)?you\s+
     (?:not|didn't|did\s+not)(?:\s+to)?|
     don't|do\s+not|didn't|did\s+not|never|not|no\s+longer|stop|quit|cease|
@@ -330,9 +361,10 @@ _EN = _Language(
         # "make sure my SSN isn't stored anywhere", "my address shouldn't be kept"
         _Rule(
             _FORGET,
-            _rx(r"""\b(?:make\s+sure\s+|ensure\s+)?(?P<t>(?:my|our)\s+[^.!?;]+?)\s+(?:isn't|is\s+not|
-                aren't|are\s+not|shouldn't|should\s+not|mustn't|must\s+not|doesn't|does\s+not)\s+
-                (?:be\s+|get\s+)?(?:stored|kept|saved|remembered|recorded|logged|held|written\s+down)\b"""),
+            _rx(
+                rf"""\b(?:make\s+sure\s+|ensure\s+)?(?P<t>(?:my|our)\s+[^.!?;]+?){_EN_NOT_STORED}"""
+            ),
+            tail=_rx(_EN_NOT_STORED),
         ),
         # The object said first, the request after it, about it: "My blood type?
         # No need to keep that", "the wifi password I typed out for you, forget
@@ -416,11 +448,15 @@ _EN = _Language(
         ),
         _Rule(
             _LAPSE,
-            _rx(r"""\bi\s+(?:actually\s+|really\s+|just\s+|honestly\s+)?(?:(?:don't|do\s+not)
-                (?=.*\bany\s*(?:more|longer)\b)|no\s+longer)\s+
+            # "i don't" needs an "any more" later on its line: looked for
+            # after the verb (the same line when no newline is between), so
+            # only "i don't like ..." scans the line, not every "i don't know"
+            _rx(r"""\bi\s+(?:actually\s+|really\s+|just\s+|honestly\s+)?(?:(?P<dont>don't|do\s+not)
+                (?![^\S\n]*\n)|no\s+longer)\s+
                 (?P<t>(?:like|love|eat|drink|play|watch|
                 use|smoke|drive|live|work|date|see|follow|listen\s+to|go\s+to|support|take|own|
-                practi[cs]e|do)\b[^.!?;,]*?)(?:\s+(?:any\s*more|any\s+longer)|(?<=\S)(?=\s*(?:[.!?;,]|$)))"""),
+                practi[cs]e|do)\b(?(dont)(?=.*\bany\s*(?:more|longer)\b))
+                [^.!?;,]*?)(?:\s+(?:any\s*more|any\s+longer)|(?<=\S)(?=\s*(?:[.!?;,]|$)))"""),
         ),
     ),
     marker=_rx(r"""\b(?:actually|in\s+fact|correction|update|forget|delete|drop|replace|old|
@@ -1426,7 +1462,7 @@ def _clean(span: str, lang: _Language) -> str:
 
 def _rule_match(lang: _Language, turn: str) -> ForgetRequest | None:
     for rule in lang.rules:
-        m = rule.pattern.search(turn)
+        m = _search(rule, turn)
         if m is None:
             continue
         groups = m.groupdict()
@@ -1524,7 +1560,7 @@ def _old_value(lang: _Language, turn: str, change: re.Match[str]) -> str | None:
     for rule in lang.rules:
         if rule.hint != _LAPSE:
             continue
-        m = rule.pattern.search(turn)
+        m = _search(rule, turn)
         if m is not None and m.start() < change.start():
             return _clean(lang.lapse_strip.sub("", m.group("t")), lang)
     was = _WAS_NOT.search(turn, 0, change.start("new"))  # "my email isn't A anymore, it's B"

@@ -84,20 +84,31 @@ def _is_clause(piece: str) -> bool:
     )
 
 
+# Longer than any sentence end the merge rules of ``_sentences`` look at.
+_TAIL = 32
+
+
 def _sentences(text: str) -> list[str]:
     """Sentences, without breaking after titles such as "Dr." or "Mrs." or
     inside a dotted date ("am 19. Mai", "Di 11.11. um 9:30")."""
-    out: list[str] = []
+    out: list[list[str]] = []  # the parts of each sentence
+    # The rules read only the end of the sentence so far: its last ``_TAIL``
+    # characters, searched from the second (the first is context for
+    # ``\b``), so that merging many parts costs their length, not its square.
+    tail, start = "", 0
     for part in _SENTENCE.split(text.strip()):
         if out and (
-            _ABBREVIATIONS.search(out[-1])
-            or (_ORDINAL_END.search(out[-1]) and _MONTH_START.match(part))
-            or (_DOTTED_DATE_END.search(out[-1]) and part[:1].islower())
+            _ABBREVIATIONS.search(tail, start)
+            or (_ORDINAL_END.search(tail, start) and _MONTH_START.match(part))
+            or (_DOTTED_DATE_END.search(tail, start) and part[:1].islower())
         ):
-            out[-1] = f"{out[-1]} {part}"
+            out[-1].append(part)
+            tail = f"{tail} {part[-_TAIL - 1 :]}"
         else:
-            out.append(part)
-    return out
+            out.append([part])
+            tail = part[-_TAIL - 1 :]
+        tail, start = (tail[-_TAIL - 1 :], 1) if len(tail) > _TAIL else (tail, 0)
+    return [" ".join(parts) for parts in out]
 
 
 def _subject(clause: str) -> tuple[str, str | None]:

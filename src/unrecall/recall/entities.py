@@ -36,7 +36,7 @@ from itertools import pairwise
 
 from unrecall.recall.clauses import looks_like_verb
 from unrecall.recall.identifiers import keys as identifier_keys
-from unrecall.recall.names import mentions
+from unrecall.recall.names import mentions, stripped_end
 
 # Memories that must share content with an unnamed "my cousin" before a
 # named person is taken for them (``EntityGraph.kin_by_content``).
@@ -150,8 +150,6 @@ class EntityGraph:
     unsure_of: dict[int, list[set[str]]] = field(default_factory=dict)
     # "our cfo" / "nina sah|wife" -> entity keys, with provenance
     aliases: dict[str, dict[str, set[int]]] = field(default_factory=lambda: defaultdict(dict))
-    # frozenset({a, b}) -> ids of the memories that mention both
-    edges: dict[frozenset[str], set[int]] = field(default_factory=lambda: defaultdict(set))
     # (a, b) -> stated relation ("is owned by") -> ids of the memories saying it
     relations: dict[tuple[str, str], dict[str, set[int]]] = field(
         default_factory=lambda: defaultdict(dict)
@@ -212,17 +210,26 @@ class EntityGraph:
                 for span, key in zip(spans, keys, strict=True)
                 if key is None
                 and len(full[span.parts[0]]) <= UNSURE_OPTIONS
-                and not _OWN_PERSON.search(text[: span.start])
+                and not _OWN_PERSON.search(text, _last_words(text, span.start), span.start)
             ]
-            for a in found:
-                for b in found:
-                    if a < b:
-                        graph.edges[frozenset((a, b))].add(mid)
             graph._read_aliases(mid, text, spans, keys)
             graph._read_relations(mid, text, spans, keys)
         graph._name_my_people()
         graph._read_role_mentions(items)
         return graph
+
+    @property
+    def edges(self) -> dict[frozenset[str], set[int]]:
+        """frozenset({a, b}) -> ids of the memories that mention both. Made
+        when asked, from ``entities_of``: a long text names thousands of
+        entities, and every pair of them is an edge."""
+        out: dict[frozenset[str], set[int]] = defaultdict(set)
+        for mid, found in self.entities_of.items():
+            for a in found:
+                for b in found:
+                    if a < b:
+                        out[frozenset((a, b))].add(mid)
+        return out
 
     def _read_role_mentions(self, items: list[tuple[int, str]]) -> None:
         """Memories that name a person only by a role the dialogue gave them
@@ -265,11 +272,7 @@ class EntityGraph:
             for mid in self.mentioned_in.pop(key):
                 self.entities_of[mid] = (self.entities_of[mid] - {key}) | {person}
                 self.mentioned_in[person].add(mid)
-                for other in self.entities_of[mid] - {person}:
-                    self.edges[frozenset((person, other))].add(mid)
             self.names.pop(key, None)
-            for pair in [p for p in self.edges if key in p]:
-                del self.edges[pair]
 
     def _read_relations(
         self, mid: int, text: str, spans: list[_Span], keys: list[str | None]
@@ -472,12 +475,14 @@ def _read(text: str) -> list[_Span]:
         if spans and m.start < spans[-1].end:
             continue  # "Shah" inside "Ravi Shah"
         parts = tuple(p for p in m.parts if len(p) > 1)
-        before = text[: m.start].rstrip(" \"'(“")
-        if not parts or (len(parts) == 1 and _POSSESSOR.search(before)):
+        before = stripped_end(text, m.start, " \"'(“")  # where the words before it end
+        if not parts or (
+            len(parts) == 1 and _POSSESSOR.search(text, _last_words(text, before), before)
+        ):
             continue
         # a sentence's first word: at the start, or after . ! ? (not after
         # "Confidential:" or a comma, where a capital is a name's)
-        initial = before == "" or before[-1] in ".!?\n"
+        initial = before == 0 or text[before - 1] in ".!?\n"
         surface = re.sub(r"['’]s$", "", text[m.start : m.end])
         tail = None
         if initial and len(parts) > 1 and (gap := re.search(r"[\s-]+", surface)):
@@ -485,6 +490,20 @@ def _read(text: str) -> list[_Span]:
             tail = _Span(m.start + gap.end(), m.end, surface[gap.end() :], parts[1:])
         spans.append(_Span(m.start, m.end, surface, parts, initial, tail))
     return spans
+
+
+def _last_words(text: str, end: int, n: int = 3) -> int:
+    """Where the last ``n`` whitespace-separated words before ``end`` start:
+    a pattern anchored at ``end`` that spans fewer words (``_POSSESSOR``,
+    ``_OWN_PERSON``) is searched from there, not over the whole text before
+    it (which made a long text cost its square)."""
+    i = end
+    for _ in range(n):
+        while i > 0 and text[i - 1].isspace():
+            i -= 1
+        while i > 0 and not text[i - 1].isspace():
+            i -= 1
+    return i
 
 
 def names_a_person(phrase: str) -> bool:

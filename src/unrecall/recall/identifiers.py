@@ -11,6 +11,7 @@ with a different key (``alice.smith@acme.io``, ``123456``, ``TKT-1000``,
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 import phonenumbers
@@ -92,14 +93,20 @@ def _url_keys(url: str) -> list[str]:
 def extract(text: str, region: str = "US") -> list[Identifier]:
     """Every identifier in ``text``, earliest first, spans never overlapping."""
     found: list[Identifier] = []
-    taken: list[tuple[int, int]] = []
+    # The characters inside an identifier already found: a span is free when
+    # none of its characters is taken (each check costs the span's length,
+    # not the number of identifiers found so far).
+    taken = bytearray(len(text))
 
     def free(s: int, e: int) -> bool:
-        return all(e <= a or s >= b for a, b in taken)
+        return taken.find(1, s, e) < 0
+
+    def take(s: int, e: int) -> None:
+        taken[s:e] = b"\x01" * (e - s)
 
     def add(kind: str, key: str, s: int, e: int) -> None:
         found.append(Identifier(kind, key, s, e))
-        taken.append((s, e))
+        take(s, e)
 
     def add_phone(number: phonenumbers.PhoneNumber, s: int, e: int) -> None:
         # An extension makes another line: "... 0018 ext 2" is not "... 0018".
@@ -129,7 +136,7 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
             s, e = m.start(), m.start() + len(m.group(0).rstrip(".,;:!?"))
             for key in _url_keys(m.group(0)):
                 found.append(Identifier(key.split(":", 1)[0], key, s, e))
-            taken.append((s, e))
+            take(s, e)
     for m in _UUID.finditer(text):
         if free(m.start(), m.end()):
             hexes = m.group(0).replace("-", "").casefold()
@@ -195,18 +202,25 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
             add("domain", f"domain:{host}", m.start(), m.end())
     # A number that is one chunk of a longer id ("7700" in "+44 7700 940999")
     # identifies nothing on its own.
+    # The runs do not overlap and come in order: only the last one starting
+    # at or before a number can hold it.
     chunked = [r.span() for r in _COMPACT_RUN.finditer(text) if re.search(r"[-:./ ]", r.group(0))]
+    chunk_starts = [a for a, _ in chunked]
     for m in _NUMBER.finditer(text):
-        if any(a <= m.start() and m.end() <= b for a, b in chunked):
+        at = bisect_right(chunk_starts, m.start()) - 1
+        if at >= 0 and m.end() <= chunked[at][1]:
             continue
         # A year ("in 2021") dates a fact; it does not identify anything.
         is_year = len(m.group(0)) == 4 and 1900 <= int(m.group(0)) <= 2099
         if free(m.start(), m.end()) and not is_year:
             add("number", f"number:{m.group(0)}", m.start(), m.end())
-    phones = [(i.start, i.end) for i in found if i.kind == "phone"]
+    phones = bytearray(len(text))  # the characters of phone numbers (keyed as phones)
+    for i in found:
+        if i.kind == "phone":
+            phones[i.start : i.end] = b"\x01" * (i.end - i.start)
     for m in _COMPACT_RUN.finditer(text):
         compact = re.sub(r"[^A-Za-z0-9]", "", m.group(0)).upper()
-        on_phone = any(m.start() < e and s < m.end() for s, e in phones)  # keyed as phones
+        on_phone = phones.find(1, m.start(), m.end()) >= 0
         if len(compact) >= 5 and any(c.isdigit() for c in compact) and not on_phone:
             found.append(Identifier("compact", f"compact:{compact}", m.start(), m.end()))
     return sorted(found, key=lambda i: (i.start, i.kind))

@@ -129,8 +129,14 @@ def content_words(text: str) -> set[str]:
 def content_overlap(new: str, old: str) -> float:
     """Share of ``old``'s content words that ``new`` repeats; one shared
     word ("like") is no overlap at all."""
+    return overlap_with(content_words(new), old)
+
+
+def overlap_with(new_words: set[str], old: str) -> float:
+    """``content_overlap`` given the new text's ``content_words``, so that a
+    long text compared with many others is read once."""
     old_words = content_words(old)
-    shared = len(content_words(new) & old_words)
+    shared = len(new_words & old_words)
     return shared / max(1, len(old_words)) if shared >= 2 else 0.0
 
 

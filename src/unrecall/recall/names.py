@@ -220,10 +220,25 @@ def mentions(text: str, query: bool = False) -> list[NameMention]:
             out.append(_latin_mention(run, query))
             # "Yesterday Zoya Ivanova called": a sentence's first word is
             # capitalised anyway, so the run without it is a mention too.
-            if len(run) > 1 and not text[: run[0].start()].rstrip(" \"'(")[-1:].isalnum():
+            if len(run) > 1 and not char_before(text, run[0].start(), " \"'(").isalnum():
                 out.append(_latin_mention(run[1:], query))
         k += 1
     return sorted(out, key=lambda m: m.start)
+
+
+def stripped_end(text: str, end: int, chars: str) -> int:
+    """``len(text[:end].rstrip(chars))``, without copying the text before
+    ``end`` (a copy per name makes a long text cost its square)."""
+    while end > 0 and text[end - 1] in chars:
+        end -= 1
+    return end
+
+
+def char_before(text: str, end: int, chars: str) -> str:
+    """``text[:end].rstrip(chars)[-1:]``: the last character before ``end``
+    that is not one of ``chars``, or ``""``."""
+    end = stripped_end(text, end, chars)
+    return text[end - 1] if end else ""
 
 
 def _latin_mention(run: list[re.Match[str]], query: bool) -> NameMention:
@@ -249,7 +264,7 @@ def name_keys(text: str) -> set[str]:
 
 def _inside(text: str, m: NameMention) -> bool:
     """Whether mention ``m`` stands inside a sentence of ``text``, not first."""
-    return text[: m.start].rstrip(" \"'(")[-1:] not in ("", ".", "!", "?", ":")
+    return char_before(text, m.start, " \"'(") not in ("", ".", "!", "?", ":")
 
 
 def inner_names(reply: str) -> list[tuple[str, ...]]:

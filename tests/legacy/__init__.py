@@ -1,0 +1,1 @@
+"""Earlier versions of rewritten functions, for equivalence tests."""
