@@ -159,6 +159,8 @@ class SQLiteStorage:
         except (OSError, apsw.Error) as exc:
             raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
         try:
+            # (the busy timeout first: another process may be creating the store)
+            self._db.set_busy_timeout(self._busy_ms)
             self._refuse_foreign()  # reads only: a file that is not a store stays untouched
             self._configure()
             self._migrate(embedder_name)
@@ -178,8 +180,13 @@ class SQLiteStorage:
         """Refuse, before writing anything, a file unrecall cannot own: one
         that is not a database (apsw's NotADBError), a database of someone
         else's (tables of its own, no unrecall tables) or a read-only file."""
-        version = self._scalar("PRAGMA user_version")
-        tables = {r[0] for r in self._rows("SELECT name FROM sqlite_master")}
+        # One statement, one snapshot: another process may be creating it.
+        rows = self._rows(
+            "SELECT (SELECT user_version FROM pragma_user_version), name FROM"
+            " (SELECT NULL AS name UNION ALL SELECT name FROM sqlite_master)"
+        )
+        version = rows[0][0]
+        tables = {r[1] for r in rows if r[1] is not None}
         foreign = bool(tables) if version == 0 else not tables >= _OWN_TABLES
         if foreign:
             raise StoreError(
@@ -190,7 +197,6 @@ class SQLiteStorage:
             raise StoreError("the store file is read-only; unrecall needs to write it")
 
     def _configure(self) -> None:
-        self._db.set_busy_timeout(self._busy_ms)
         # apsw runs a multi-statement string lazily, so pragmas go one by one.
         for pragma in (
             "journal_mode=WAL",
