@@ -699,8 +699,11 @@ def store_digests(key: bytes, words: Iterable[str]) -> dict[str, list[bytes | st
     ``TermHasher(key).term(w)`` (16 hex digits of a keyed BLAKE2b), and every
     canonical identifier key of the text as ``TermHasher(key).key(k)``; a
     run of 4+ digits has the key ``number:<digits>``, one of 5+ also
-    ``compact:<digits>``. ``storage/sqlite.py`` then tags each term with its
-    tenant, ``t<tenant id>x<digest>`` (stripped by ``untag``). Returns hex
+    ``compact:<digits>``. Up to schema v2, ``storage/sqlite.py`` wrote each
+    term into FTS5 tagged with its tenant, ``t<tenant id>x<digest>``
+    (stripped by ``untag``); from v3 the digest is a raw 8-byte value in the
+    ``lexicon`` table, whose ids the postings tables hold (the ``raw_bin``,
+    ``other_cells`` and dead-postings channels look there). Returns hex
     strings; raw ``bytes`` digests are accepted by the callers too.
     """
     hasher = TermHasher(key)
@@ -980,6 +983,19 @@ def dead_documents(
             if rowid not in live:
                 tenant, digest = untag(term)
                 docs.setdefault((fts, rowid), []).append((pos, digest, tenant))
+    # Schema v3: postings are (lexicon id, document) rows of plain tables, and
+    # the lexicon maps an id to its raw 8-byte digest. A posting left behind
+    # by a deleted document would name its words through the lexicon.
+    tables = set(ordinary_tables(ev.db))
+    if "lexicon" in tables:
+        digest_of = {t: bytes(d).hex() for t, d in ev.db.execute("SELECT id, digest FROM lexicon")}
+        for postings, rows in (("memory_terms", "memories"), ("turn_terms", "turns")):
+            if postings not in tables:
+                continue
+            live = {r[0] for r in ev.db.execute(f'SELECT id FROM "{rows}"')}
+            for n, (term, doc) in enumerate(ev.db.execute(f'SELECT term, doc FROM "{postings}"')):
+                if doc not in live:
+                    docs.setdefault((postings, doc), []).append((n, digest_of.get(term, ""), None))
     digests = sorted({d for doc in docs.values() for _, d, _ in doc if len(d) == 16})
     q = np.array([int(d, 16) for d in digests], dtype=np.uint64)
     for cls in ("pin", "code"):

@@ -382,3 +382,58 @@ def test_plans_keep_their_budget_and_threshold(arden: Memory, request: str, budg
     assert [t.id for t in arden.trails.plan(tenant, request, budget).turns] == [
         t.id for t in plan.turns
     ]
+
+
+def test_planning_does_not_hold_other_writers_up(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A plan reads and embeds for seconds on a large store: it is made
+    # outside the write lock, so another thread's write lands meanwhile.
+    import threading
+
+    from unrecall.control.trails import TrailForgetter
+
+    episode(mem)
+    real = TrailForgetter.plan
+    landed: list[bool] = []
+
+    def planning(self: TrailForgetter, *args: object, **kwargs: object) -> object:
+        if not landed:
+            writer = threading.Thread(
+                target=mem.add, args=("an unrelated note",), kwargs={"user_id": "other"}
+            )
+            writer.start()
+            writer.join(timeout=10)
+            landed.append(not writer.is_alive())
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(TrailForgetter, "plan", planning)
+    mem.forget(REQUEST, user_id=U)
+    assert landed == [True]
+    assert DISCLOSURE not in surviving(mem)
+
+
+def test_a_write_landing_during_the_plan_makes_it_again(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing the plan read may change before it is applied: a restatement
+    # of the fact written while the first plan was made goes too.
+    from unrecall.control.trails import TrailForgetter
+
+    episode(mem)
+    restated = "Reminder: Nina Shah, Ravi's wife, owns Arden Advisory."
+    real = TrailForgetter.plan
+    calls: list[int] = []
+
+    def planning(self: TrailForgetter, *args: object, **kwargs: object) -> object:
+        plan = real(self, *args, **kwargs)  # type: ignore[arg-type]
+        if not calls:
+            mem.add([{"role": "user", "content": restated}], user_id=U)
+        calls.append(1)
+        return plan
+
+    monkeypatch.setattr(TrailForgetter, "plan", planning)
+    mem.forget(REQUEST, user_id=U)
+    assert len(calls) == 2
+    left = surviving(mem)
+    assert DISCLOSURE not in left and restated not in left

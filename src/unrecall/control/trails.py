@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,6 +81,7 @@ RERANK_MIN = 0.5  # a rerank hook's score that makes a candidate evidence
 RESOLVE_ROUNDS = 3  # role -> person -> kin -> their names
 LOOKUP = 2000  # memories read per name part, identifier or role word (best BM25 first)
 BUDGET = 10  # evidence turns one request may delete at most
+PLAN_ATTEMPTS = 3  # plans made outside the write lock before one is made under it
 # An entity the disclosure names that more than this share of the memories
 # (and more than HUB_MIN) also name -- the user's own company, their partner
 # -- links everything: it is not one of the fact's entities.
@@ -472,55 +474,76 @@ class TrailForgetter:
     def forget(self, tenant: Tenant, request: str, budget: int = BUDGET) -> ForgetReport:
         """Delete the disclosure and the evidence trail of ``request`` with
         closure, in one transaction; the report lists ids and counts (and the
-        surviving memories that still connect the request's entities)."""
-        with self.storage.transaction(), self.recall.reusing():
-            plan = self.plan(tenant, request, budget)
-            turn_ids = [t.id for t in plan.turns]
-            rows = self.storage.memories_by_id(self.storage.derived(turn_ids))
-            # a memory's other sources (an assistant turn that repeated it)
-            # keep only what survives in them, as a purge leaves them
-            others = {
-                t.id: t
-                for ts in self.storage.sources([r.id for r in rows]).values()
-                for t in ts
-                if t.id not in set(turn_ids)
-            }
-            self.storage.delete_memories([r.id for r in rows])
-            self.storage.delete_turns(turn_ids)
-            # a turn left with none of its memories goes too: count it
-            orphaned = [t for t in others.values() if not self.storage.derived([t.id])]
-            self.control._scrub_turns(list(others.values()))
-            residual = self.residual(tenant, request)
-            chosen = {r.id for r in plan.disclosure + plan.evidence}
-            report = ForgetReport(
-                kind="trail",
-                language=language_of(request),
-                categories=[],
-                match="trail" if plan.turns else "none",
-                removed=[r.uid for r in rows],
-                rewritten=[],
-                created=[],
-                turns_removed=len(turn_ids) + len(orphaned),
-                request_turn="",
-                residual=[r.uid for r in residual],
-                collateral=len({r.id for r in rows} - chosen),
-            )
-            self.control.audit.record(
-                tenant.handle,
-                "forget_trail",
-                [*report.removed, *(t.uid for t in plan.turns), *(t.uid for t in orphaned)],
-                {
-                    "removed": len(rows),
-                    "turns": report.turns_removed,
-                    "disclosures": len(plan.disclosure),
-                    "evidence": len(plan.evidence),
-                    "entities": len(plan.entities),
-                    "residual": len(residual),
-                    "collateral": report.collateral,
-                },
-            )
+        surviving memories that still connect the request's entities).
+
+        The plan is made outside the write lock (on a large store it reads
+        and embeds for seconds, and every writer would wait): it is applied
+        only if the tenant's version is the one it was planned on, so nothing
+        the plan read changed meanwhile; otherwise it is made again, and
+        after ``PLAN_ATTEMPTS`` under the lock.
+        """
+        for attempt in range(PLAN_ATTEMPTS + 1):
+            locked = attempt == PLAN_ATTEMPTS
+            with self.storage.transaction() if locked else nullcontext():
+                version = self.storage.tenant_version(tenant.id)
+                plan = self.plan(tenant, request, budget)
+                with self.storage.transaction():
+                    if self.storage.tenant_version(tenant.id) != version:
+                        continue  # a write landed while planning: plan again
+                    removed, turns, collateral = self._apply(tenant, plan)
+            break
+        residual = self.residual(tenant, request)
         self.storage.erase()
-        return report
+        return ForgetReport(
+            kind="trail",
+            language=language_of(request),
+            categories=[],
+            match="trail" if plan.turns else "none",
+            removed=removed,
+            rewritten=[],
+            created=[],
+            turns_removed=turns,
+            request_turn="",
+            residual=[r.uid for r in residual],
+            collateral=collateral,
+        )
+
+    def _apply(self, tenant: Tenant, plan: TrailPlan) -> tuple[list[str], int, int]:
+        """Carry a plan out (inside its transaction): the cut's turns and
+        every memory derived from them go; returns (memory ids removed, turns
+        removed, collateral)."""
+        turn_ids = [t.id for t in plan.turns]
+        rows = self.storage.memories_by_id(self.storage.derived(turn_ids))
+        # a memory's other sources (an assistant turn that repeated it)
+        # keep only what survives in them, as a purge leaves them
+        others = {
+            t.id: t
+            for ts in self.storage.sources([r.id for r in rows]).values()
+            for t in ts
+            if t.id not in set(turn_ids)
+        }
+        self.storage.delete_memories([r.id for r in rows])
+        self.storage.delete_turns(turn_ids)
+        # a turn left with none of its memories goes too: count it
+        orphaned = [t for t in others.values() if not self.storage.derived([t.id])]
+        self.control._scrub_turns(list(others.values()))
+        removed = [r.uid for r in rows]
+        turns = len(turn_ids) + len(orphaned)
+        collateral = len({r.id for r in rows} - {r.id for r in plan.disclosure + plan.evidence})
+        self.control.audit.record(
+            tenant.handle,
+            "forget_trail",
+            [*removed, *(t.uid for t in plan.turns), *(t.uid for t in orphaned)],
+            {
+                "removed": len(rows),
+                "turns": turns,
+                "disclosures": len(plan.disclosure),
+                "evidence": len(plan.evidence),
+                "entities": len(plan.entities),
+                "collateral": collateral,
+            },
+        )
+        return removed, turns, collateral
 
     def residual(self, tenant: Tenant, request: str) -> list[MemoryRow]:
         """Surviving memories that still connect the request's entities: two
