@@ -1292,6 +1292,14 @@ def attack_vectors(
                 else:
                     slots["invalid_nonzero" if not bits[slot] else "stale_rowid"] += 1
                     orphans.setdefault(vec.tobytes(), "vec0_slot")
+    # Schema v3 keeps vectors as plain rows (id = memory id): a row whose
+    # memory is not active is an orphan.
+    if "memory_vectors" in names:
+        for mid, emb in db.execute("SELECT id, embedding FROM memory_vectors"):
+            if mid in active:
+                live[bytes(emb)] = mid
+            else:
+                orphans.setdefault(bytes(emb), "memory_vectors_row")
     blobs = 0
     for table, value in cells(
         db, [t for t in ordinary_tables(db) if not t.endswith("_vector_chunks00")]

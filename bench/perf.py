@@ -544,12 +544,12 @@ def table_bytes(db: Path) -> dict[str, int]:
     groups: dict[str, int] = {}
     try:
         for name, size in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
-            if name.startswith("memory_vec"):
-                key = "vectors (vec0)"
-            elif name.startswith("memory_fts"):
-                key = "memory full-text (FTS5)"
-            elif name.startswith("turn_fts"):
-                key = "turn full-text (FTS5)"
+            if name.startswith("memory_vectors"):
+                key = "vectors"
+            elif name.startswith(("memory_terms", "lexicon", "sqlite_autoindex_lexicon")):
+                key = "memory full-text (postings + lexicon)"
+            elif name.startswith(("turn_terms", "term_stats")):
+                key = "turn full-text (postings)"
             elif name.startswith(("memories", "sqlite_autoindex_memories")):
                 key = "memories (+ indexes)"
             elif name.startswith(("turns", "sqlite_autoindex_turns")):
