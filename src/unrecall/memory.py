@@ -118,7 +118,11 @@ class Memory:
         self.control = ControlPlane(self.storage, self.recall, self.audit)
         self.requests = RequestExecutor(self.control)
         self.trails = TrailForgetter(self.control)
-        self._upgrade()
+        try:
+            self._upgrade()
+        except BaseException:  # the store stays as it was; do not leak the handle
+            self.storage.close()
+            raise
 
     def _upgrade(self) -> None:
         """Finish a schema migration that needs the planes: rebuild the
@@ -215,10 +219,12 @@ class Memory:
         session = None if session_id is None else check_id(session_id, "session_id")
         kind = "note" if isinstance(messages, str) else "message"
         dialogue = honor_requests and not isinstance(messages, str)
+        # clauses and vectors before the write lock (other writers wait on it)
+        prepared = None if dialogue else self.control.prepare(turns)
         with self.storage.transaction():  # a failed first write leaves no tenant row
             tenant = self._tenant(user_id, agent_id, run_id, create=True)
             assert tenant is not None
-            if not dialogue:
+            if prepared is not None:
                 return self.control.add(
                     tenant,
                     turns,
@@ -227,6 +233,7 @@ class Memory:
                     at=at,
                     metadata=meta,
                     expires_at=expiry,
+                    prepared=prepared,
                 )
             report = self._add_dialogue(tenant, turns, session, at, meta, expiry)
         if report.requests:

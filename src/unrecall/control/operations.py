@@ -8,8 +8,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from unrecall.control.audit import AuditLog
 from unrecall.control.targeting import (
@@ -51,6 +54,10 @@ class Tenant:
         )
 
 
+# The clauses of each turn and the future of their vectors (``ControlPlane.prepare``).
+Prepared = tuple[list[list[str]], "Future[np.ndarray]"]
+
+
 @dataclass(frozen=True)
 class NewTurn:
     """A turn to ingest; ``remember`` says whether a memory derives from it."""
@@ -79,19 +86,11 @@ class ControlPlane:
         at: float,
         metadata: dict[str, Any],
         expires_at: float | None,
+        prepared: Prepared | None = None,
     ) -> OpReport:
-        """Store turns and, per remembered turn, one memory per clause, indexed."""
-        # One memory per clause, so one fact can be superseded or purged
-        # while its neighbour in the sentence stays; a question asserts
-        # nothing and derives no memory.
-        clauses = [
-            [c for c in split_clauses(nt.text) if not _question(c)] if nt.remember else []
-            for nt in turns
-        ]
-        # The clause vectors do not depend on the database: they are
-        # computed on a worker thread (onnxruntime releases the GIL) while
-        # this one writes the rows and hashes their terms.
-        vectors = self.recall.embed_async([c for cs in clauses for c in cs])
+        """Store turns and, per remembered turn, one memory per clause, indexed
+        (``prepared``: what ``prepare`` made of the same turns beforehand)."""
+        clauses, vectors = prepared or self.prepare(turns)
         with self.storage.transaction():
             created: list[MemoryRow] = []
             documents: list[str] = []
@@ -123,6 +122,21 @@ class ControlPlane:
                 tenant.handle, "add", ids + turn_ids, {"memories": len(ids), "turns": len(turn_ids)}
             )
         return OpReport("add", ids, match="none", created=ids, detail={"turns": turn_ids})
+
+    def prepare(self, turns: Sequence[NewTurn]) -> Prepared:
+        """The clauses of each turn and their vectors, being computed: work
+        that needs no store, done before the write lock is taken."""
+        # One memory per clause, so one fact can be superseded or purged
+        # while its neighbour in the sentence stays; a question asserts
+        # nothing and derives no memory.
+        clauses = [
+            [c for c in split_clauses(nt.text) if not _question(c)] if nt.remember else []
+            for nt in turns
+        ]
+        # The clause vectors do not depend on the database: they are
+        # computed on a worker thread (onnxruntime releases the GIL) while
+        # this one writes the rows and hashes their terms.
+        return clauses, self.recall.embed_async([c for cs in clauses for c in cs])
 
     def _derive(
         self,
