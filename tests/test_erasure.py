@@ -175,3 +175,31 @@ def test_verify_erased_rejects_weak_probes(fast_mem: Memory) -> None:
     with pytest.raises(InvalidInput) as err:
         fast_mem.verify_erased(["abc"])
     assert "abc" not in str(err.value)
+
+
+def test_the_raw_scan_finds_overlapping_forms_across_chunk_boundaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from unrecall.control import erasure
+
+    monkeypatch.setattr(erasure, "CHUNK", 5)  # every needle crosses a boundary
+    path = tmp_path / "blob"
+    path.write_bytes(
+        b"xx" + b"secret-one" + b"\x00" + "secret-one".encode("utf-16-le") + b"yy secret-one-more"
+    )
+    report = erasure.scan_files([path], ["secret-one", "one-more", "absent"])
+    assert report.found == {0: {str(path): 3}, 1: {str(path): 1}}
+    assert report.via == {0: ["plaintext"], 1: ["plaintext"]}
+
+
+def test_a_probe_is_found_by_its_digests_only_when_all_survive(tmp_path: Path) -> None:
+    from unrecall.control import erasure
+
+    path = tmp_path / "blob"
+    path.write_bytes(b"..." + bytes.fromhex("00112233445566778899") + b"..." + b"a1b2c3d4e5f60718")
+    digests = {
+        "both here": ["0011223344556677", "a1b2c3d4e5f60718"],
+        "one gone": ["0011223344556677", "ffffffffffffffff"],
+    }
+    report = erasure.scan_files([path], list(digests), digests=lambda p: digests[p])
+    assert report.via == {0: ["digest"]} and not report.clean

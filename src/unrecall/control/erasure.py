@@ -11,9 +11,12 @@ text or as raw bytes (the key sits in the same file, so such digests of a
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import ahocorasick
 
 from unrecall.errors import InvalidInput
 
@@ -58,6 +61,35 @@ def _digest_forms(digest: str) -> set[bytes]:
     return {digest.encode(), digest.encode("utf-16-le"), bytes.fromhex(digest)}
 
 
+CHUNK = 1 << 24  # bytes read at a time: memory stays bounded at any file size
+
+
+def _count(path: Path, needles: set[bytes]) -> Counter[bytes]:
+    """Occurrences of every needle in a file, in one streamed pass.
+
+    Aho-Corasick finds every occurrence of every needle, overlapping ones
+    included, so the cost is one read of the file however many probes and
+    forms there are. Bytes are read as latin-1 text (one character a byte),
+    and a chunk carries the tail of the one before, so a needle across the
+    boundary is found once: by the chunk it ends in.
+    """
+    automaton = ahocorasick.Automaton()
+    for needle in needles:
+        automaton.add_word(needle.decode("latin-1"), needle)
+    automaton.make_automaton()
+    keep = max(map(len, needles)) - 1
+    counts: Counter[bytes] = Counter()
+    tail = b""
+    with path.open("rb") as f:
+        while chunk := f.read(CHUNK):
+            buf = tail + chunk
+            for end, needle in automaton.iter(buf.decode("latin-1")):
+                if end >= len(tail):
+                    counts[needle] += 1
+            tail = buf[-keep:] if keep else b""
+    return counts
+
+
 def scan_files(
     files: Sequence[Path],
     probes: Sequence[str],
@@ -72,31 +104,31 @@ def scan_files(
                 f"probe #{i} must be a string of at least {min_len} characters"
                 " (shorter ones match by chance)"
             )
-    blobs = {str(p): p.read_bytes() for p in files if p.exists()}
+    plain = [_encodings(probe) for probe in probes]
+    hashed = [
+        [_digest_forms(d) for d in (digests(probe) if digests is not None else [])]
+        for probe in probes
+    ]
+    needles = set().union(*plain, *(f for forms in hashed for f in forms))
+    present = [p for p in files if p.exists()]
+    counts = {str(p): _count(p, needles) for p in present} if needles else {}
     found: dict[int, dict[str, int]] = {}
     via: dict[int, list[str]] = {}
-    for i, probe in enumerate(probes):
-        for name, blob in blobs.items():
-            hits = sum(blob.count(enc) for enc in _encodings(probe))
+    for i in range(len(probes)):
+        for name, seen in counts.items():
+            hits = sum(seen[enc] for enc in plain[i])
             if hits:
                 found.setdefault(i, {})[name] = hits
                 via.setdefault(i, ["plaintext"])
-        wanted = digests(probe) if digests is not None else []
-        where: dict[str, int] = {}
-        for digest in wanted:
-            counts = {
-                name: sum(blob.count(form) for form in _digest_forms(digest))
-                for name, blob in blobs.items()
-            }
-            if not any(counts.values()):
-                break  # one digest gone: the probe cannot be rebuilt from them
-            for name, n in counts.items():
-                if n:
-                    where[name] = where.get(name, 0) + n
-        else:
-            if wanted:
-                hits_by_file = found.setdefault(i, {})
-                for name, n in where.items():
-                    hits_by_file[name] = hits_by_file.get(name, 0) + n
-                via.setdefault(i, []).append("digest")
-    return ErasureReport(not found, sorted(blobs), len(probes), found, via)
+        # every digest of the probe must survive for it to be rebuilt from them
+        per_digest = [
+            {n: sum(seen[f] for f in forms) for n, seen in counts.items()} for forms in hashed[i]
+        ]
+        if per_digest and all(any(d.values()) for d in per_digest):
+            hits_by_file = found.setdefault(i, {})
+            for d in per_digest:
+                for name, n in d.items():
+                    if n:
+                        hits_by_file[name] = hits_by_file.get(name, 0) + n
+            via.setdefault(i, []).append("digest")
+    return ErasureReport(not found, sorted(counts), len(probes), found, via)
