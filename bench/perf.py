@@ -7,7 +7,7 @@ embedder:
   of ``--batch`` chat messages, and single-text ``add`` calls on a sample;
 * recall latency p50/p95/mean at each ``--sizes`` (query embedding
   included), in hybrid and lexical mode, plus a breakdown of where the time
-  goes (query embedding, FTS5 BM25, vector top-k, row fetch);
+  goes (query embedding, BM25, vector top-k, row fetch);
 * purge latency, by id and by an exact identifier query, one memory at a
   time, each including the WAL checkpoint the library does;
 * bytes per memory: ``.db`` + ``-wal`` after a checkpoint / memories.
@@ -947,7 +947,10 @@ def render(report: dict[str, Any]) -> str:
         row("**recall, hybrid**, ms", lambda r: "**" + _fmt_dist(r["recall"]["hybrid"]) + "**"),
         row("recall, lexical, ms", lambda r: _fmt_dist(r["recall"]["lexical"])),
         row("— of which query embedding, ms", lambda r: _fmt_dist(r["recall"]["parts"]["embed"])),
-        row("— FTS5 BM25 (top 20), ms", lambda r: _fmt_dist(r["recall"]["parts"]["lexical"])),
+        row(
+            "— BM25 over the postings (top 20), ms",
+            lambda r: _fmt_dist(r["recall"]["parts"]["lexical"]),
+        ),
         row(
             "— vector top 20 (int8 pass + float32 rescore), ms",
             lambda r: _fmt_dist(r["recall"]["parts"]["vector"]),

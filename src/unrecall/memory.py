@@ -687,5 +687,6 @@ class Memory:
         return self.audit.verify()
 
     def compact(self) -> None:
-        """Rebuild full-text indexes and the file (VACUUM), then checkpoint."""
+        """Rewrite the file (VACUUM) to give freed space back to the file system;
+        erasure never waits for this."""
         self.storage.compact()

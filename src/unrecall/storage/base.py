@@ -93,7 +93,8 @@ class Storage(Protocol):
         ...
 
     def compact(self) -> None:
-        """Rebuild indexes and the file to drop every leftover of deleted rows."""
+        """Rewrite the file to give the space of deleted rows back (erasure
+        itself holds at commit and never waits for this)."""
         ...
 
     def erase(self) -> bool:
