@@ -303,11 +303,6 @@ class SQLiteStorage:
             self._depth -= 1
             self._marks.pop()
             if outer:
-                if self._touched:
-                    self._db.execute(
-                        f"UPDATE tenants SET version = version + 1 WHERE id IN {_IDS}",
-                        (_ids(sorted(self._touched)),),
-                    )
                 self._commit()
             else:
                 self._db.execute(f"RELEASE sp{self._depth}")
@@ -325,8 +320,13 @@ class SQLiteStorage:
         self._check_data_version()
 
     def _commit(self) -> None:
-        self._touched.clear()
+        touched, self._touched = sorted(self._touched), set()
         try:
+            if touched:
+                self._db.execute(
+                    f"UPDATE tenants SET version = version + 1 WHERE id IN {_IDS}",
+                    (_ids(touched),),
+                )
             self._db.execute("COMMIT")
         except apsw.Error as exc:
             self._rollback(True, 0)
@@ -406,9 +406,12 @@ class SQLiteStorage:
             tid = self._scalar("SELECT id FROM tenants WHERE key = ?", (key,))
             if tid is None and create:
                 with self.transaction():
-                    handle = _RANDOM.take(16).hex()
-                    self._write("INSERT INTO tenants(key, handle) VALUES (?, ?)", (key, handle))
-                    tid = self._db.last_insert_rowid()
+                    # again under the write lock: another process may have made it
+                    tid = self._scalar("SELECT id FROM tenants WHERE key = ?", (key,))
+                    if tid is None:
+                        handle = _RANDOM.take(16).hex()
+                        self._write("INSERT INTO tenants(key, handle) VALUES (?, ?)", (key, handle))
+                        tid = self._db.last_insert_rowid()
         return tid
 
     def tenant_handle(self, tenant_id: int) -> str | None:
