@@ -1,1 +1,0 @@
-"""Earlier versions of rewritten functions, for equivalence tests."""
