@@ -1,10 +1,10 @@
 """Text normalisation, tokens, phrase matching and keyed full-text terms.
 
 The full-text index never sees plaintext: every word becomes a keyed hash
-(BLAKE2b keyed with the store's secret), and the SQLite backend maps each
-digest to a random token per tenant (``storage/sqlite.py``), so what the
-index pages hold is unrelated to the word. It also makes FTS5 query syntax
-injection impossible: queries are built only from hex tokens.
+(BLAKE2b keyed with the store's secret), which the SQLite backend keeps in
+a per-tenant lexicon only while some document uses the word
+(``storage/sqlite.py``): the key is in the same file, so a digest that
+outlived its word would be the word.
 """
 
 from __future__ import annotations
@@ -165,8 +165,8 @@ class TermHasher:
         return self.term("\x00" + key)
 
     def document(self, text: str) -> str:
-        """The space-joined digests of a text's words and canonical keys, as
-        stored in the FTS5 table."""
+        """The space-joined digests of a text's words and canonical keys: a
+        full-text document as the storage receives it."""
         return " ".join(
             [self.term(w) for w in words(text)] + [self.key(k) for k in sorted(text_keys(text))]
         )
