@@ -471,8 +471,8 @@ class Memory:
         self, memory_id: str, text: str, *, user_id: str | None = None, agent_id: str | None = None
     ) -> OpReport:
         """Correct a memory's text in place (same id); the old text leaves the
-        memory and its indexes (its source turn keeps what was said; a purge
-        of that phrase removes it there too)."""
+        memory, its indexes and its source turns (rewritten to what their
+        memories say now)."""
         memory_id = check_memory_id(memory_id)
         text = check_text(text, "text", self.max_text_chars)
         return self.control.update(self._existing(user_id, agent_id, None), memory_id, text)
@@ -628,7 +628,9 @@ class Memory:
         """Audit events that touched a memory: operations and counts, no text.
 
         History outlives a purge (the id is random and says nothing), so it
-        can show when and how something was forgotten.
+        can show when and how something was forgotten; it does not outlive
+        ``delete_all``, after which nothing leads from the user id to the
+        tenant's events.
         """
         memory_id = check_memory_id(memory_id)
         tenant = self._tenant(user_id, agent_id, None)

@@ -88,10 +88,11 @@ class AuditLog:
         tenant key (``key`` is the store key): live tenants get random
         handles, erased tenants' events a random name each, and the chain is
         recomputed over the new names (inside the upgrade's transaction)."""
-        handles = {t: secrets.token_hex(16) for t in self.storage.tenant_keys()}
+        keys = self.storage.tenant_keys()
+        handles = {t: secrets.token_hex(16) for t in keys}
         renamed = {
             hmac.new(key, k.encode(), hashlib.sha256).hexdigest()[:32]: handles[t]
-            for t, k in self.storage.tenant_keys().items()
+            for t, k in keys.items()
         }
         prev = GENESIS
         rows = []

@@ -148,6 +148,7 @@ class SQLiteStorage:
         self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
         self._vectors: dict[int, TenantVectors] = {}
         self._erase_due = False
+        self._data_version: int | None = None  # PRAGMA data_version at the last look
         # (tenant id, digest) -> lexicon id, for the current transaction
         self._term_cache: dict[tuple[int, str], int] = {}
         # tenants whose rows the open transaction changed (their version moves)
@@ -164,7 +165,6 @@ class SQLiteStorage:
             self._refuse_foreign()  # reads only: a file that is not a store stays untouched
             self._configure()
             self._migrate(embedder_name)
-            self._data_version = self._scalar("PRAGMA data_version")
         except apsw.Error as exc:  # a locked or unwritable file, say
             self._db.close()
             raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
@@ -839,7 +839,7 @@ class SQLiteStorage:
 
     def _check_data_version(self) -> None:
         version = self._db.execute("PRAGMA data_version").fetchone()[0]
-        if version != getattr(self, "_data_version", version):
+        if self._data_version is not None and version != self._data_version:
             with self._vlock:
                 self._vectors.clear()
         self._data_version = version
