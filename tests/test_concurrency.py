@@ -147,3 +147,17 @@ def test_processes_writing_one_store(tmp_path: Path) -> None:
         assert len(held) == len(acked)  # and the purged temporaries are gone
         assert mem.verify_audit().ok
         assert mem.verify_erased([f"zqgone{w}x2" for w in range(PROCESSES)]).clean
+
+
+def test_bm25_survives_statistics_behind_its_document_frequencies(tmp_path: Path) -> None:
+    # Read in two snapshots, another process's deletes could pair a term's
+    # document frequency with a smaller document count (a raw math domain
+    # error in the 8-process test). The reads now share one snapshot, and the
+    # weight is computed from frequencies clamped to the count.
+    with Memory(tmp_path / "stats.db", embedder="hashing") as mem:
+        for i in range(4):
+            mem.add(f"the harbour crane number {i}", user_id="u")
+        with mem.storage.transaction():
+            mem.storage._db.execute("UPDATE term_stats SET docs = 1")
+        hits = mem.search("harbour crane", user_id="u", k=4, mode="lexical")
+        assert len(hits) == 4

@@ -768,7 +768,20 @@ class SQLiteStorage:
         self, kind: str, tenant_id: int, terms: Sequence[str], limit: int, require_all: bool
     ) -> list[tuple[int, float]]:
         """Okapi BM25 (k1 1.2, b 0.75, FTS5's idf floor) over the tenant's own
-        documents and statistics, best first (lock held)."""
+        documents and statistics, best first (lock held). Its reads share one
+        snapshot: read apart, another process's commit between them could
+        pair document frequencies with a smaller document count."""
+        if self._depth or self._db.in_transaction:
+            return self._bm25_read(kind, tenant_id, terms, limit, require_all)
+        self._db.execute("BEGIN")  # deferred: a read snapshot, no write lock
+        try:
+            return self._bm25_read(kind, tenant_id, terms, limit, require_all)
+        finally:
+            self._db.execute("COMMIT")
+
+    def _bm25_read(
+        self, kind: str, tenant_id: int, terms: Sequence[str], limit: int, require_all: bool
+    ) -> list[tuple[int, float]]:
         df = "mdf" if kind == "m" else "tdf"
         found = self._db.execute(
             f"SELECT id, {df} FROM lexicon WHERE tenant_id = ?"
@@ -782,7 +795,10 @@ class SQLiteStorage:
             (tenant_id, kind),
         ).fetchone()
         n, total = stats if stats else (0, 0)
-        weights = [[term, max(math.log((n - f + 0.5) / (f + 0.5)), 1e-6)] for term, f in found]
+        weights = [
+            [term, max(math.log((n - min(f, n) + 0.5) / (min(f, n) + 0.5)), 1e-6)]
+            for term, f in found
+        ]
         having = "HAVING count(*) = ?" if require_all else ""
         rows = self._db.execute(
             f"SELECT p.doc, sum((q.value ->> 1) * p.tf * {BM25_K1 + 1}"
