@@ -219,7 +219,6 @@ def test_mini_file_loads_both_top_level_forms(tmp_path: Path) -> None:
         ({"setup_facts": ["ok", ""]}, "setup_facts[1] must be a non-empty string"),
         ({"final_query": 3}, "final_query must be a non-empty string"),
         ({"must_contain": [], "must_not_contain": []}, "both empty"),
-        ({"must_contain": ["ana@x.io."]}, "could never pass"),
         ({"must_not": ["x"]}, "unknown field(s): must_not"),
     ],
 )
@@ -431,3 +430,51 @@ def test_cli_merge_keeps_other_systems(tmp_path: Path, capsys: pytest.CaptureFix
     )
     rows = json.loads((Path(out) / "cases.json").read_text(encoding="utf-8"))
     assert {r["system"] for r in rows} == {"unrecall"}
+
+
+def test_published_cases_load_unchanged_overlap_and_provenance_included() -> None:
+    """A must_contain inside a must_not_contain is a legal published case:
+    another memory can hold the shorter string. Its ``provenance`` is read
+    and ignored. Both were refused before, 14 of the 385 published cases."""
+    (case,) = parse_cases(
+        [
+            _dict(
+                must_contain=["married to Jamie"],
+                must_not_contain=["married to Jamie and works at Google"],
+                provenance="hand-crafted",
+            )
+        ]
+    )
+    assert case.must_contain == ["married to Jamie"]
+
+
+def test_overlapping_case_passes_when_another_memory_holds_the_shorter_string() -> None:
+    case = Case(
+        id="overlap",
+        category="compound_fact",
+        family="supersession",
+        setup_facts=["Avery is married to Jo", "Avery is married to Jo and rents in Leeds"],
+        mutations=[["purge", "Avery is married to Jo and rents in Leeds"]],
+        final_query="who is Avery married to?",
+        must_contain=["married to Jo"],
+        must_not_contain=["married to Jo and rents in Leeds"],
+    )
+
+    class Store:
+        name = "fake"
+
+        def reset(self) -> None:
+            self.texts: list[str] = []
+
+        def inscribe(self, text: str) -> str:
+            self.texts.append(text)
+            return str(len(self.texts))
+
+        def recall_texts(self, q: str, k: int) -> list[str]:
+            return self.texts[:k]
+
+        def purge(self, q: str) -> int:
+            self.texts = [t for t in self.texts if t != q]
+            return 1
+
+    assert score_case(Store(), case).result == "pass"  # type: ignore[arg-type]

@@ -9,8 +9,9 @@ so ``unrecall bench forgeteval --cases FILE`` runs any file written in it.
 
 A case file is a JSON list of case objects, or an object whose ``"cases"``
 key holds that list (other top-level keys, such as a description, are
-ignored). Keys of a case that start with ``_`` are comments and ignored;
-any other unknown key is an error, so a misspelt field never passes silently.
+ignored). Keys of a case that start with ``_`` are comments and ignored,
+as is the published files' ``provenance`` (who wrote the case); any other
+unknown key is an error, so a misspelt field never passes silently.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ FIELDS = (
     "must_contain",
     "must_not_contain",
 )
+# Keys a published case may carry that do not change how it is run or scored.
+IGNORED_FIELDS = ("provenance",)
 ADVERSARIAL_FILE = "forgeteval_adversarial.json"
 _MAX_ERRORS = 25
 
@@ -127,9 +130,10 @@ def _mutations(value: Any, errors: list[str]) -> list[list[str]]:
 def validate_case(obj: Any) -> tuple[Case | None, list[str]]:
     """Check one case object; returns the ``Case`` (or None) and its problems.
 
-    Besides types, it refuses cases that can never pass or that pass
-    trivially: an empty expectation, or a ``must_not_contain`` string that
-    is a substring of a ``must_contain`` string (or the reverse).
+    Besides types, it refuses a case with nothing to score. A
+    ``must_contain`` that is a substring of a ``must_not_contain`` (or the
+    reverse) is legal, as published: another memory can hold the shorter
+    string ("married to Jamie" stays while "... and works at Google" goes).
     """
     errors: list[str] = []
     if not isinstance(obj, dict):
@@ -137,7 +141,9 @@ def validate_case(obj: Any) -> tuple[Case | None, list[str]]:
     missing = [f for f in FIELDS if f not in obj]
     if missing:
         errors.append(f"missing field(s): {', '.join(missing)}")
-    unknown = sorted(k for k in obj if k not in FIELDS and not str(k).startswith("_"))
+    unknown = sorted(
+        k for k in obj if k not in FIELDS + IGNORED_FIELDS and not str(k).startswith("_")
+    )
     if unknown:
         errors.append(f"unknown field(s): {', '.join(unknown)} (prefix comments with '_')")
     if missing:
@@ -154,13 +160,6 @@ def validate_case(obj: Any) -> tuple[Case | None, list[str]]:
     if isinstance(obj["must_contain"], list) and isinstance(obj["must_not_contain"], list):
         if not obj["must_contain"] and not obj["must_not_contain"]:
             errors.append("must_contain and must_not_contain are both empty: nothing to score")
-        for bad in must_not:
-            for good in must:
-                if bad.casefold() in good.casefold() or good.casefold() in bad.casefold():
-                    errors.append(
-                        f"must_not_contain {bad!r} and must_contain {good!r} overlap: "
-                        "the case could never pass"
-                    )
     if errors:
         return None, errors
     case = Case(
