@@ -80,9 +80,9 @@ def test_parts_let_a_first_name_find_the_full_name() -> None:
     ],
 )
 def test_requests_reach_names_in_other_scripts(stored: str, query: str, same: bool) -> None:
-    from unrecall.control.targeting import entity_keys
+    from unrecall.control.targeting import entity_query
 
-    assert bool(name_keys(stored) & entity_keys(query)) is same
+    assert bool(name_keys(stored) & entity_query(query).keys) is same
 
 
 def test_stored_latin_names_carry_no_skeleton() -> None:

@@ -157,8 +157,8 @@ def test_everything_about_a_subject_reaches_only_it(fast_mem: Memory) -> None:
     ]
 
 
-def test_terms_stage_finds_out_of_order_words_with_a_name(fast_mem: Memory) -> None:
+def test_a_name_inside_a_descriptive_query_targets_its_memories(fast_mem: Memory) -> None:
     fast_mem.add("My dentist is Dr. Moss and my optician is Clearview", user_id="u")
     report = fast_mem.purge("dentist Dr. Moss", user_id="u")
-    assert report.match == "terms" and report.count == 1
+    assert report.match == "entity" and report.count == 1
     assert texts(fast_mem) == ["my optician is Clearview"]

@@ -157,9 +157,8 @@ def validate_case(obj: Any) -> tuple[Case | None, list[str]]:
     muts = _mutations(obj["mutations"], errors)
     must = _str_list(obj["must_contain"], "must_contain", errors, allow_empty=True)
     must_not = _str_list(obj["must_not_contain"], "must_not_contain", errors, allow_empty=True)
-    if isinstance(obj["must_contain"], list) and isinstance(obj["must_not_contain"], list):
-        if not obj["must_contain"] and not obj["must_not_contain"]:
-            errors.append("must_contain and must_not_contain are both empty: nothing to score")
+    if obj["must_contain"] == [] and obj["must_not_contain"] == []:
+        errors.append("must_contain and must_not_contain are both empty: nothing to score")
     if errors:
         return None, errors
     case = Case(

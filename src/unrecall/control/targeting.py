@@ -6,15 +6,17 @@ The rule, in order, stopping at the first that matches:
 2. **identifier** - the query names identifiers (emails, phones, ids, ...;
    see ``recall.identifiers``): every memory holding one of them under the
    same canonical key, whatever its surface form. Look-alikes have other keys.
-3. **entity** - the query is a name and little else ("Frank", "everything
-   about Зоя Иванова"): every memory mentioning that person or organisation
-   in any script or spelling (``recall.names``); lowercase words such as
-   "a frank talk" are not mentions.
+3. **entity** - the query names a person or organisation anywhere in it
+   ("Frank", "everything about Зоя Иванова", "customer Wang Fang", "Maria
+   Lopez prescription"): every memory mentioning that name in any script or
+   spelling (``recall.names``), narrowed by the query's other words when
+   some of those memories say them (``EntityQuery``); lowercase words such
+   as "a frank talk" are not mentions.
 4. **phrase** - every memory whose text contains the query's tokens as a
    contiguous run of *whole* tokens, after case, accent and Unicode folding.
    Identifiers are single tokens, so ``TKT-1000`` never contains ``TKT-100``.
-5. **terms** - every content word of the query, in any order, when one of
-   them is a name or a code ("dentist Dr. Moss").
+5. **terms** - every content word of the query (two at least), in any
+   order and inflection ("guest WiFi password").
 6. **semantic** - only for reversible operations (supersede, release): the
    best hybrid candidates by cosine similarity, how many decided from the
    score distribution (see ``semantic``) and reported. A purge never
@@ -30,6 +32,7 @@ refused rather than allowed to hit nearly everything.
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from collections.abc import Callable
@@ -48,6 +51,8 @@ from unrecall.recall.lexical import (
     content_overlap,
     is_too_broad,
     negated,
+    normalize,
+    stem,
     words,
 )
 from unrecall.recall.names import mentions, name_keys
@@ -116,10 +121,27 @@ class Matcher:
     terms: list[str]
     require_all: bool
     test: Callable[[str], bool]
+    narrow: frozenset[str] = frozenset()
 
 
-def entity_keys(target: str) -> set[str]:
-    """Name keys of a target that is a name and little else, else empty."""
+@dataclass(frozen=True)
+class EntityQuery:
+    """The names a target holds anywhere in it, and the words around them.
+
+    ``narrow`` are the stems of the other content words ("prescription" in
+    "Maria Lopez prescription"): they pick the entity's memories that say
+    them, and are ignored when none does. A role noun just before a name
+    ("customer Wang Fang") describes the entity, and an "everything about"
+    request takes all of it ("everything about Charlie on the team"), so
+    neither narrows.
+    """
+
+    keys: frozenset[str]
+    narrow: frozenset[str]
+
+
+def entity_query(target: str) -> EntityQuery | None:
+    """The names of a target, wherever they stand in it, else None."""
     # A capitalised code such as "AA-10-2" is an identifier, not a name: as a
     # name it would reach every look-alike that starts with "AA".
     found = [
@@ -135,19 +157,35 @@ def entity_keys(target: str) -> set[str]:
         if not any(o is not m and o.start <= m.start and m.end <= o.end for o in found)
     ]
     if not found:
-        return set()
-    rest = list(target)
-    for m in found:
-        rest[m.start : m.end] = " " * (m.end - m.start)
-    if any(w not in STOPWORDS and w not in _ENTITY_FILLER for w in words("".join(rest))):
-        return set()
+        return None
     keys: set[str] = set()
     for m in found:
         if len(m.parts) == 1:
             keys.add(f"part:{m.parts[0]}")
         else:
             keys |= {k for k in m.keys if k.startswith(("name:", "skel:"))}
-    return keys
+    narrow: set[str] = set()
+    if not _ABOUT.match(target.strip()):
+        rest = list(target)
+        for m in found:
+            rest[m.start : m.end] = "\x00" * (m.end - m.start)
+        tokens = re.findall(r"\x00+|[^\W\d_]+", "".join(rest))
+        for i, tok in enumerate(tokens):
+            w = normalize(tok)
+            role = i + 1 < len(tokens) and tokens[i + 1][0] == "\x00"
+            if tok[0] != "\x00" and not role and w not in STOPWORDS | _ENTITY_FILLER:
+                narrow.add(stem(w))
+    return EntityQuery(frozenset(keys), frozenset(narrow))
+
+
+def narrowed(rows: list[MemoryRow], narrow: frozenset[str]) -> list[MemoryRow]:
+    """The rows that say one of the ``narrow`` stems (by a shared prefix of
+    five letters, "prescription" ~ "prescribed"), or all when none does."""
+    if not narrow:
+        return rows
+    heads = {w[:5] for w in narrow}
+    picked = [r for r in rows if heads & {stem(w)[:5] for w in words(r.text)}]
+    return picked or rows
 
 
 _ABOUT = re.compile(
@@ -184,14 +222,16 @@ def matchers(recall: Recall, target: str) -> list[Matcher]:
                 lambda text: bool(identifier_keys(text) & ident),
             )
         )
-    entity = entity_keys(target)
-    if entity:
+    entity = entity_query(target)
+    if entity is not None:
+        names = entity.keys
         out.append(
             Matcher(
                 "entity",
-                [hasher.key(k) for k in sorted(entity)],
+                [hasher.key(k) for k in sorted(names)],
                 False,
-                lambda text: bool(name_keys(text) & entity),
+                lambda text: bool(name_keys(text) & names),
+                entity.narrow,
             )
         )
     out.append(
@@ -202,25 +242,28 @@ def matchers(recall: Recall, target: str) -> list[Matcher]:
             lambda text: contains_phrase(compound_tokens(text), tokens),
         )
     )
-    # Last lexical resort: every content word, in any order ("dentist Dr.
-    # Moss" for "My dentist is Dr. Moss"), when at least one of them is
-    # distinctive (a name or a code), so common words alone never sweep.
+    # Last lexical resort: every content word, in any order and any
+    # inflection ("guest WiFi password" for "Wi-Fi password for guests").
+    # Two words at least, so one common word never sweeps.
     content = [w for w in dict.fromkeys(words(core)) if w not in STOPWORDS and len(w) > 1]
-    distinctive = any(
-        w[0].isupper() or any(c.isdigit() for c in w)
-        for w in re.findall(r"\w+", core)
-        if w.casefold() not in STOPWORDS
-    )
-    if len(content) >= 2 and distinctive:
+    if len(content) >= 2:
+        stems = {stem(w) for w in content}
         out.append(
             Matcher(
                 "terms",
                 [hasher.term(w) for w in content],
-                True,
-                lambda text: set(content) <= set(words(text)),
+                False,
+                lambda text: stems <= _stems(text),
             )
         )
     return out
+
+
+def _stems(text: str) -> set[str]:
+    """Stems of a text's words and of each adjacent pair written as one
+    ("wi fi" -> "wifi")."""
+    ws = words(text)
+    return {stem(w) for w in ws} | {stem(a + b) for a, b in itertools.pairwise(ws)}
 
 
 def matching_memories(
@@ -281,7 +324,7 @@ def resolve(
     for matcher in matchers(recall, target):
         rows = [r for r in matching_memories(storage, tenant_id, matcher, states) if in_scope(r)]
         if rows:
-            return Target(rows, matcher.kind)
+            return Target(narrowed(rows, matcher.narrow), matcher.kind)
     if allow_semantic and ACTIVE in states:
         return semantic(recall, tenant_id, target, in_scope, hint)
     return Target([], "none")

@@ -53,6 +53,10 @@ BENCHES = {
         "unrecall.bench.trails",
         "MemCut-style evidence trails: disclosure, evidence, sufficient sets; S0/S1/S2 vs forget",
     ),
+    "locomo": (
+        "unrecall.bench.locomo",
+        "LoCoMo retrieval, no LLM: recall@5/10 and hit@10 of evidence turns per category",
+    ),
 }
 
 
