@@ -161,7 +161,9 @@ def entity_query(target: str) -> EntityQuery | None:
     keys: set[str] = set()
     for m in found:
         if len(m.parts) == 1:
-            keys.add(f"part:{m.parts[0]}")
+            # a part of a longer name, or a name written as one word
+            # ("Alibaba" is 阿里巴巴, stored as the name "alibaba")
+            keys |= {f"part:{m.parts[0]}", f"name:{m.parts[0]}"}
         else:
             keys |= {k for k in m.keys if k.startswith(("name:", "skel:"))}
     narrow: set[str] = set()

@@ -12,6 +12,9 @@ both sides of a split must carry a verb.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+from lemminflect import getAllLemmas
 
 from unrecall.recall.dates import DAY_MONTHS
 
@@ -65,13 +68,37 @@ def _tokens(text: str) -> list[str]:
     return [t.casefold().replace("’", "'") for t in _WORD.findall(text)]
 
 
-def looks_like_verb(token: str) -> bool:
-    """A common verb form or a past participle ("paid", "booked")."""
-    return token in _VERBS or (len(token) > 4 and token.endswith("ed"))
+@lru_cache(maxsize=1 << 14)
+def _inflected_verb(token: str) -> tuple[bool, bool]:
+    """Whether ``token`` is a present-tense verb form in lemminflect's
+    English lexicon ("resides", "grows"), and whether it can be a noun too
+    ("practices", "cats"). Participles ("thinking") head no clause."""
+    if not token.endswith("s"):
+        return False, False
+    lemmas = getAllLemmas(token)
+    verb = token not in lemmas.get("VERB", (token,))
+    return verb, "NOUN" in lemmas
+
+
+def looks_like_verb(token: str, after_subject: bool = False) -> bool:
+    """A common verb form, a past participle ("paid", "booked"), or an
+    inflected verb of the English lexicon; one that can also be a noun
+    ("practices") counts only right after a subject ("User practices ...")."""
+    if token in _VERBS or (len(token) > 4 and token.endswith("ed")):
+        return True
+    verb, noun = _inflected_verb(token)
+    return verb and (after_subject or not noun)
 
 
 def _verb_at(tokens: list[str]) -> int | None:
-    return next((i for i, t in enumerate(tokens) if looks_like_verb(t)), None)
+    return next(
+        (i for i, t in enumerate(tokens) if looks_like_verb(t, i == 1 and _subject_word(tokens[0]))),
+        None,
+    )
+
+
+def _subject_word(token: str) -> bool:
+    return token in _SUBJECT_PRONOUNS or token == "user"
 
 
 def _is_clause(piece: str) -> bool:
@@ -148,12 +175,15 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
     first = toks[0]
     rest = right.split(None, 1)[1] if " " in right.strip() else ""
     if subject and (
-        first in _VERBS or (first in _ADVERBS and len(toks) > 1 and toks[1] in _VERBS)
+        looks_like_verb(first)
+        or (first in _ADVERBS and len(toks) > 1 and looks_like_verb(toks[1]))
     ):  # "and works at Stripe", "and now works at Stripe"
         return f"{subject} {right}"
-    if owner and first in _POSSESSIVES:  # "his email is ..."
+    # "I ... and he ...": he is not I; a person's pronoun needs a named owner
+    person = owner is not None and owner.casefold() not in ("i", "we", "you")
+    if person and first in _POSSESSIVES:  # "his email is ..."
         return f"{owner}'s {rest}"
-    if owner and first in _SUBJECT_PRONOUNS:  # "he lives in ..."
+    if person and first in _SUBJECT_PRONOUNS:  # "he lives in ..."
         return f"{owner} {rest}"
     np_words = set(_tokens(right.split(" is ")[0])) - {"the"}
     if (
@@ -168,19 +198,38 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
     return right
 
 
+# A clause that points back at the one before it by a pronoun or "there"
+# ("... and has never ridden one", "... and it was so powerful") says more
+# about the same thing: it stays in that clause's memory.
+_LEANS_BACK = re.compile(r"\b(?:it|its|them|one|ones|there|that|this|those)\b", re.IGNORECASE)
+# "Caroline: ..." - who said it, kept on every clause of the statement.
+_SPEAKER = re.compile(r"^([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}): (?=\S)")
+
+
 def split_clauses(text: str) -> list[str]:
     """Independent clauses of ``text``, each able to stand alone; a text with
-    a single clause comes back unchanged as a one-element list."""
+    a single clause comes back unchanged as a one-element list.
+
+    Each clause keeps the context it needs: the subject the first clause
+    established, and the speaker label a transcript line opens with
+    ("Caroline: ..."). A clause that leans on the one before it is not
+    split off."""
+    speaker = _SPEAKER.match(text)
+    label = speaker.group(0) if speaker else ""
     out: list[str] = []
-    for sentence in _sentences(text):
-        pieces = [p for p in _JOINER.split(sentence) if p and p.strip()]
-        if len(pieces) < 2 or not all(_is_clause(p) for p in pieces):
+    for sentence in _sentences(text[len(label) :]):
+        parts = _JOINER.split(sentence)
+        joints = [m.group(0) for m in _JOINER.finditer(sentence)]
+        if len(parts) < 2 or not all(p.strip() and _is_clause(p) for p in parts):
             out.append(sentence.strip())
             continue
-        subject, owner = _subject(pieces[0])
-        obj = _object(pieces[0])
-        out.append(pieces[0].strip().rstrip(",;"))
-        for piece in pieces[1:]:
+        subject, owner = _subject(parts[0])
+        obj = _object(parts[0])
+        group = [parts[0].strip()]
+        for joint, piece in zip(joints, parts[1:], strict=True):
+            if _LEANS_BACK.search(piece):
+                group[-1] = f"{group[-1]}{joint}{piece.strip()}"
+                continue
             clause = _resolve(piece.strip().rstrip(",;"), subject, owner)
             if obj:
                 # "him" stands for a person: the subject's owner ("Arjun's
@@ -191,7 +240,9 @@ def split_clauses(text: str) -> list[str]:
                 names = [named] if named else [n.strip() for n in _NAME_RUN.findall(obj)]
                 if names:
                     clause = re.sub(r"\bhim\b", names[-1], clause, count=1)
-                clause = re.sub(r"\b(?:them|it)\b", obj, clause, count=1)
-            out.append(clause)
+            group.append(clause)
+        out += [g.rstrip(",;") if i < len(group) - 1 else g for i, g in enumerate(group)]
     clauses = [c for c in out if c]
-    return clauses if len(clauses) > 1 else [text]
+    if len(clauses) < 2:
+        return [text]
+    return [f"{label}{c}" for c in clauses]

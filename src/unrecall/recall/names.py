@@ -81,7 +81,7 @@ _VARIANTS = [
     (re.compile(r"kh"), "h"),
     (re.compile(r"ts|tz"), "c"),
     (re.compile(r"(?:yy|yi|iy|ii)$"), "y"),
-    (re.compile(r"woo|oo|wu"), "u"),
+    (re.compile(r"woo|oo|wu|ou|oy"), "u"),  # Greek ου: Papadopoulos/Papadopoylos
     (re.compile(r"eo"), "o"),
     (re.compile(r"ue"), "u"),
     (re.compile(r"oe"), "o"),
