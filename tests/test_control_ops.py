@@ -133,7 +133,7 @@ def test_delete_all_narrowed_to_an_agent_keeps_other_agents(fast_mem: Memory) ->
         "shared note without agent",
     ]
     assert raw_hits(fast_mem, secret) == 0
-    hits = fast_mem.search("noted", user_id="u", mode="lexical")
+    hits = fast_mem.search("deadline", user_id="u", mode="lexical")
     assert [h.text for h in hits] == ["agent two noted the deadline"]
 
 

@@ -3,6 +3,7 @@ everything, and ends on the current layout, with the old layout's leftovers
 gone. The stores under ``tests/data`` were written by unrecall 0.1.0 at
 65d9eea (schema v1 and v2) with the hashing embedder: nine facts over three
 users, a purged secret, an erased user, a released and a superseded memory.
+``store_v3`` is the v2 store opened by 0b11b7d (schema v3, unstemmed terms).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def old_traces(path: Path, key: bytes) -> dict[str, bool]:
     return {"digest": digest in raw, "tenant": ref in raw}
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_an_old_store_opens_keeps_everything_and_loses_its_traces(
     tmp_path: Path, version: int
 ) -> None:

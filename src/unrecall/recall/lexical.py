@@ -12,6 +12,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
+
+import snowballstemmer
 
 from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.names import name_keys
@@ -150,19 +153,33 @@ def text_keys(text: str) -> set[str]:
     return identifier_keys(text) | name_keys(text)
 
 
+_SNOWBALL = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=1 << 16)
+def index_stem(word: str) -> str:
+    """The Snowball (Porter 2) English stem the full-text index keeps of a
+    word; words of other scripts and codes come back unchanged."""
+    return _SNOWBALL.stemWord(word) if word.isascii() and word.isalpha() else word
+
+
 class TermHasher:
     """Turns words into keyed digests for the full-text index."""
 
     def __init__(self, key: bytes) -> None:
         self._key = key
 
+    def _digest(self, text: str) -> str:
+        return hashlib.blake2b(text.encode(), key=self._key, digest_size=8).hexdigest()
+
     def term(self, word: str) -> str:
-        """The 16-hex-digit keyed digest of one normalised word."""
-        return hashlib.blake2b(word.encode(), key=self._key, digest_size=8).hexdigest()
+        """The 16-hex-digit keyed digest of one normalised word's stem, so
+        "painted" finds "painting" ("prescribed", "prescription" stay apart)."""
+        return self._digest(index_stem(word))
 
     def key(self, key: str) -> str:
         """The digest of a canonical key (identifier or name), apart from words."""
-        return self.term("\x00" + key)
+        return self._digest("\x00" + key)
 
     def document(self, text: str) -> str:
         """The space-joined digests of a text's words and canonical keys: a

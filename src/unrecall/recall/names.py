@@ -81,7 +81,7 @@ _VARIANTS = [
     (re.compile(r"kh"), "h"),
     (re.compile(r"ts|tz"), "c"),
     (re.compile(r"(?:yy|yi|iy|ii)$"), "y"),
-    (re.compile(r"woo|oo|wu|ou|oy"), "u"),  # Greek ου: Papadopoulos/Papadopoylos
+    (re.compile(r"woo|oo|wu|ou"), "u"),
     (re.compile(r"eo"), "o"),
     (re.compile(r"ue"), "u"),
     (re.compile(r"oe"), "o"),
@@ -141,8 +141,13 @@ def _split_romanised(word: str) -> list[str]:
     return pieces or [roman]
 
 
+# Greek ου is "ou" in every transliteration (Παπαδόπουλος, Papadopoulos);
+# letter by letter it would be "oy".
+_GREEK_OU = re.compile(r"[οό][υύ]", re.IGNORECASE)
+
+
 def _keys(parts: list[str], korean: bool, skeleton: bool = False) -> frozenset[str]:
-    raw = [re.sub(r"[^a-z]", "", anyascii(p).casefold()) for p in parts]
+    raw = [re.sub(r"[^a-z]", "", anyascii(_GREEK_OU.sub("ou", p)).casefold()) for p in parts]
     if korean and raw and raw[0] in _KOREAN_SURNAMES:
         raw[0] = _KOREAN_SURNAMES[raw[0]]
     folded = [_fold(p) for p in raw]

@@ -10,7 +10,7 @@ ends with exactly the layout of a new one.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _TENANTS = """CREATE TABLE tenants(
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -149,5 +149,15 @@ def migrations() -> dict[int, list[str]]:
             " SELECT rowid, tenant_id, embedding FROM memory_vec",
             "DROP TABLE memory_vec",
             "INSERT OR REPLACE INTO meta VALUES ('upgrade', 'reindex rechain')",
+        ],
+        # The full-text index keeps word stems (issue #13): its postings are
+        # written again from the texts by ``reindex``.
+        4: [
+            "DELETE FROM memory_terms",
+            "DELETE FROM turn_terms",
+            "DELETE FROM lexicon",
+            "DELETE FROM term_stats",
+            "INSERT OR REPLACE INTO meta VALUES ('upgrade', trim(coalesce("
+            "(SELECT value FROM meta WHERE key = 'upgrade'), '') || ' reindex'))",
         ],
     }
