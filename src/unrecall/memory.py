@@ -27,6 +27,7 @@ from unrecall.recall.embedder import Embedder, make_embedder
 from unrecall.recall.entities import EntityGraph
 from unrecall.recall.lexical import TermHasher, content_words
 from unrecall.recall.search import Recall
+from unrecall.recall.statements import gather
 from unrecall.records import (
     ACTIVE,
     STATES,
@@ -358,7 +359,9 @@ class Memory:
         filters: dict[str, Any] | None = None,
         mode: str = "hybrid",
     ) -> list[SearchHit]:
-        """Recall the ``k`` best active, unexpired memories of the tenant.
+        """Recall the ``k`` best statements of the tenant's active, unexpired
+        memories: each hit is what one turn said, its still-active clauses
+        joined (``ids``), found by its best clause (``id``).
 
         ``mode`` is ``"hybrid"`` (BM25 + vectors, RRF) or ``"lexical"``;
         ``filters`` keep hits whose metadata equals every given value. A text
@@ -383,28 +386,29 @@ class Memory:
                 and all(row.metadata.get(f) == v for f, v in wanted.items())
             )
 
-        # Said twice is remembered once: identical texts take one slot, so
-        # ask for spares and keep the best-ranked copy of each text.
-        pool = self.recall.search(tenant.id, query, 2 * k, accept, lexical_only=mode == "lexical")
+        # Clauses gather into their statements, so ask for spares; said twice
+        # is remembered once: identical statements take one slot.
+        pool = self.recall.search(tenant.id, query, 4 * k, accept, lexical_only=mode == "lexical")
         # What the user said outranks what the assistant said back to them.
-        pool = sorted(pool, key=lambda c: -c.score * _role_weight(c.row))
+        ranked = gather(self.storage, query, pool, accept, lambda c: c.score * _role_weight(c.row))
         seen: set[str] = set()
         hits = []
-        for c in pool:
-            key = " ".join(c.row.text.casefold().split())
+        for s in ranked:
+            key = " ".join(s.text.casefold().split())
             if key not in seen and len(hits) < k:
                 seen.add(key)
-                hits.append(c)
+                hits.append(s)
         return [
             SearchHit(
-                c.row.uid,
-                c.row.text,
-                round(c.score, 6),
-                c.lexical_rank,
-                c.vector_rank,
-                c.row.metadata,
+                s.best.row.uid,
+                s.text,
+                round(s.score, 6),
+                s.best.lexical_rank,
+                s.best.vector_rank,
+                s.best.row.metadata,
+                [r.uid for r in s.rows],
             )
-            for c in hits
+            for s in hits
         ]
 
     def get(

@@ -53,7 +53,8 @@ class EntityItem:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """A recalled memory: id, text, fused score and the ranks behind it."""
+    """A recalled statement: the id of its best-matching memory, the text of
+    its active clauses (``ids``), fused score and the ranks behind it."""
 
     id: str
     text: str
@@ -61,6 +62,7 @@ class SearchHit:
     lexical_rank: int | None
     vector_rank: int | None
     metadata: dict[str, Any] = field(default_factory=dict)
+    ids: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""

@@ -92,7 +92,11 @@ def looks_like_verb(token: str, after_subject: bool = False) -> bool:
 
 def _verb_at(tokens: list[str]) -> int | None:
     return next(
-        (i for i, t in enumerate(tokens) if looks_like_verb(t, i == 1 and _subject_word(tokens[0]))),
+        (
+            i
+            for i, t in enumerate(tokens)
+            if looks_like_verb(t, i == 1 and _subject_word(tokens[0]))
+        ),
         None,
     )
 
@@ -175,8 +179,7 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
     first = toks[0]
     rest = right.split(None, 1)[1] if " " in right.strip() else ""
     if subject and (
-        looks_like_verb(first)
-        or (first in _ADVERBS and len(toks) > 1 and looks_like_verb(toks[1]))
+        looks_like_verb(first) or (first in _ADVERBS and len(toks) > 1 and looks_like_verb(toks[1]))
     ):  # "and works at Stripe", "and now works at Stripe"
         return f"{subject} {right}"
     # "I ... and he ...": he is not I; a person's pronoun needs a named owner
@@ -204,6 +207,12 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
 _LEANS_BACK = re.compile(r"\b(?:it|its|them|one|ones|there|that|this|those)\b", re.IGNORECASE)
 # "Caroline: ..." - who said it, kept on every clause of the statement.
 _SPEAKER = re.compile(r"^([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}): (?=\S)")
+
+
+def speaker(text: str) -> str | None:
+    """The speaker label a transcript line opens with ("Caroline: ...")."""
+    m = _SPEAKER.match(text)
+    return m.group(1) if m else None
 
 
 def split_clauses(text: str) -> list[str]:

@@ -206,6 +206,11 @@ class Storage(Protocol):
         """Source turns of each memory."""
         ...
 
+    def statements(self, memory_ids: Sequence[int]) -> dict[int, tuple[int, list[int]]]:
+        """Per memory id: the statement (first source turn) it came from and
+        every memory derived from that turn, in id order."""
+        ...
+
     def derived(self, turn_ids: Sequence[int]) -> list[int]:
         """Ids of every memory with a provenance edge to one of the turns."""
         ...

@@ -644,6 +644,22 @@ class SQLiteStorage:
             found.sort(key=lambda t: (t.at, t.id))
         return out
 
+    def statements(self, memory_ids: Sequence[int]) -> dict[int, tuple[int, list[int]]]:
+        """Per memory id: the statement (first source turn) it came from and
+        every memory derived from that turn, in id order."""
+        if not memory_ids:
+            return {}
+        rows = self._rows(
+            "SELECT f.memory_id, f.turn_id, p.memory_id FROM (SELECT memory_id, min(turn_id)"
+            f" AS turn_id FROM provenance WHERE memory_id IN {_IDS} GROUP BY memory_id) AS f"
+            " JOIN provenance AS p ON p.turn_id = f.turn_id ORDER BY f.memory_id, p.memory_id",
+            (_ids(memory_ids),),
+        )
+        out: dict[int, tuple[int, list[int]]] = {}
+        for mid, tid, sibling in rows:
+            out.setdefault(mid, (tid, []))[1].append(sibling)
+        return out
+
     def derived(self, turn_ids: Sequence[int]) -> list[int]:
         """Memory ids derived from any of the turns."""
         if not turn_ids:
