@@ -167,32 +167,43 @@ def entity_query(target: str) -> EntityQuery | None:
         else:
             keys |= {k for k in m.keys if k.startswith(("name:", "skel:"))}
     narrow: set[str] = set()
-    if not _ABOUT.match(target.strip()):
-        rest = list(target)
-        for m in found:
-            rest[m.start : m.end] = "\x00" * (m.end - m.start)
-        tokens = re.findall(r"\x00+|[^\W\d_]+", "".join(rest))
-        for i, tok in enumerate(tokens):
-            w = normalize(tok)
-            role = i + 1 < len(tokens) and tokens[i + 1][0] == "\x00"
-            if tok[0] != "\x00" and not role and w not in STOPWORDS | _ENTITY_FILLER:
-                narrow.add(stem(w))
+    scoped = bool(_ABOUT.match(target.strip()))
+    rest = list(target)
+    for m in found:
+        rest[m.start : m.end] = "\x00" * (m.end - m.start)
+    tokens = re.findall(r"\x00+|[^\W_]+", "".join(rest))
+    for i, tok in enumerate(tokens):
+        w = normalize(tok)
+        role = i + 1 < len(tokens) and tokens[i + 1][0] == "\x00"
+        after_name = i > 0 and tokens[i - 1][0] == "\x00"
+        if tok[0] == "\x00" or role:
+            continue
+        if tok.isdigit() or (after_name and len(tok) == 1 and tok.isupper()):
+            # "Flight 123", "Book A": which one of the name, a whole token
+            narrow.add("=" + w)
+        elif not scoped and w not in STOPWORDS | _ENTITY_FILLER and not w.isdigit():
+            narrow.add(stem(w))
     return EntityQuery(frozenset(keys), frozenset(narrow))
 
 
 def narrowed(rows: list[MemoryRow], narrow: frozenset[str]) -> list[MemoryRow]:
     """The rows that say one of the ``narrow`` stems (by a shared prefix of
-    five letters, "prescription" ~ "prescribed"), or all when none does."""
+    five letters, "prescription" ~ "prescribed"), or all when none does;
+    a whole token (``=123``, the "123" of "Flight 123") must be said."""
     if not narrow:
         return rows
-    heads = {w[:5] for w in narrow}
+    exact = {w[1:] for w in narrow if w[0] == "="}
+    heads = {w[:5] for w in narrow if w[0] != "="}
+    if exact:  # which one of the name: only its memories, even if none
+        rows = [r for r in rows if exact <= set(words(r.text))]
     picked = [r for r in rows if heads & {stem(w)[:5] for w in words(r.text)}]
     return picked or rows
 
 
 _ABOUT = re.compile(
-    r"^(?:everything|anything|all|whatever)(?:\s+(?:the\s+)?(?:info|information|details|facts"
-    r"|data|memories))?(?:\s+(?:you\s+know|i\s+told\s+you))?\s+(?:about|regarding|concerning"
+    r"^(?:(?:everything|anything|all|whatever)(?:\s+(?:the\s+)?(?:info|information|details"
+    r"|facts|data|memories))?|(?:the\s+|any\s+)?(?:info|information|details|facts|data"
+    r"|memories))(?:\s+(?:you\s+know|i\s+told\s+you))?\s+(?:about|regarding|concerning"
     r"|on|related\s+to|to\s+do\s+with)\s+",
     re.IGNORECASE,
 )

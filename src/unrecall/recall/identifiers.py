@@ -58,6 +58,8 @@ _TICKET = re.compile(r"(?<![\w-])([A-Za-z]{2,6})([-#_ ]?)(\d{2,})(?![\w-])")
 _DOMAIN = re.compile(r"(?<![\w@.-])((?:[a-z0-9-]+\.)+([a-z]{2,24}))(?![\w-]|\.\w)", re.IGNORECASE)
 # Serials, passport and licence numbers: letters and digits mixed, no spaces.
 _CODE = re.compile(r"(?<![\w-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{5,23}(?![\w-])")
+# snake_case record ids with a number in them: order_2024_001, user_42_b.
+_SNAKE = re.compile(r"(?<![\w-])(?=\w*\d)[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?![\w-])")
 _NUMBER = re.compile(r"(?<![\w.,-])\d{4,}(?![\w]|[.,]\d)")
 _PHONE_RUN = re.compile(r"(?<![\w+])[+(]?\d[\d ().-]{5,}\d(?![\w])")
 # Regions tried for numbers written in national form ("020 7946 0958").
@@ -187,6 +189,9 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
         if free(m.start(), m.end()) and m.group(0).count("/") + m.group(0).count("\\") >= 2:
             path = m.group(0).rstrip("/\\") or m.group(0)
             add("path", f"path:{path}", m.start(), m.end())
+    for m in _SNAKE.finditer(text):
+        if free(m.start(), m.end()):
+            add("code", f"code:{m.group(0).upper()}", m.start(), m.end())
     for m in _TICKET.finditer(text):
         prefix, sep, digits = m.groups()
         if free(m.start(), m.end()) and (prefix.isupper() or (sep != "" and sep in "-#_")):

@@ -7,7 +7,9 @@ plus half of the others that matched ("I went to a support group and my
 kids loved it" is about both). A statement whose speaker ("Caroline: ...")
 is a person the query names ranks higher: what Caroline said is about
 Caroline. Released, superseded and purged clauses are not in the indexes,
-so they neither show nor rank. A turn of more than ``MAX_CLAUSES``
+so they neither show nor rank. A query that names an identifier is not
+answered by a statement about a longer or shorter look-alike of it
+("ABC1234" for "ABC123"): that is another record. A turn of more than ``MAX_CLAUSES``
 clauses (a pasted document) is recalled clause by clause.
 """
 
@@ -17,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from unrecall.recall.clauses import speaker
+from unrecall.recall.identifiers import keys as identifier_keys
+from unrecall.recall.identifiers import query_keys
 from unrecall.recall.names import name_keys, query_name_keys
 from unrecall.recall.search import Candidate
 from unrecall.storage.base import MemoryRow, Storage
@@ -72,6 +76,7 @@ def gather(
     have = {c.row.id: c.row for c in pool}
     missing = [m for m in wanted if m not in have]
     have.update({r.id: r for r in storage.memories_by_id(missing) if accept(r)})
+    idents = query_keys(query)
     out: list[Statement] = []
     for cands in by_turn.values():
         cands = sorted(cands, key=lambda c: -weight(c))
@@ -82,5 +87,17 @@ def gather(
         label = speaker(rows[0].text)
         if label and named and name_keys(label) & named:
             score *= SPEAKER_BOOST
-        out.append(Statement(best, rows, _joined(rows), score))
+        text = _joined(rows)
+        if idents and _look_alike(idents, text):
+            continue
+        out.append(Statement(best, rows, text, score))
     return sorted(out, key=lambda s: -s.score)
+
+
+def _look_alike(idents: set[str], text: str) -> bool:
+    """Whether ``text`` holds none of the query's identifiers but one that
+    extends or cuts one of them (same kind, one key a prefix of the other)."""
+    held = identifier_keys(text)
+    return not held & idents and any(
+        h.startswith(q) or q.startswith(h) for h in held for q in idents if h != q
+    )
