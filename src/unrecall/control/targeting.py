@@ -130,10 +130,11 @@ class EntityQuery:
 
     ``narrow`` are the stems of the other content words ("prescription" in
     "Maria Lopez prescription"): they pick the entity's memories that say
-    them, and are ignored when none does. A role noun just before a name
-    ("customer Wang Fang") describes the entity, and an "everything about"
-    request takes all of it ("everything about Charlie on the team"), so
-    neither narrows.
+    them, and are ignored when none does. Words before the name describe
+    who it is ("customer Wang Fang", "the client record for Chen Jing"), and
+    an "everything about" request takes all of it ("everything about
+    Charlie on the team"), so neither narrows. A number or a capital after
+    a name says which one ("Flight 123", "Book A") and always narrows.
     """
 
     keys: frozenset[str]
@@ -172,11 +173,13 @@ def entity_query(target: str) -> EntityQuery | None:
     for m in found:
         rest[m.start : m.end] = "\x00" * (m.end - m.start)
     tokens = re.findall(r"\x00+|[^\W_]+", "".join(rest))
+    first_name = next((i for i, t in enumerate(tokens) if t[0] == "\x00"), len(tokens))
     for i, tok in enumerate(tokens):
         w = normalize(tok)
-        role = i + 1 < len(tokens) and tokens[i + 1][0] == "\x00"
         after_name = i > 0 and tokens[i - 1][0] == "\x00"
-        if tok[0] == "\x00" or role:
+        # words before the name describe who it is ("the client record for
+        # Chen Jing"); words after it say which of their facts
+        if tok[0] == "\x00" or (i < first_name and not tok.isdigit()):
             continue
         if tok.isdigit() or (after_name and len(tok) == 1 and tok.isupper()):
             # "Flight 123", "Book A": which one of the name, a whole token

@@ -90,12 +90,20 @@ def looks_like_verb(token: str, after_subject: bool = False) -> bool:
     return verb and (after_subject or not noun)
 
 
+# A word before one of these is a verb, not a noun ("coaches a team").
+_DETERMINERS = frozenset("a an the my your his her their our its this that these those".split())
+
+
 def _verb_at(tokens: list[str]) -> int | None:
     return next(
         (
             i
             for i, t in enumerate(tokens)
-            if looks_like_verb(t, i == 1 and _subject_word(tokens[0]))
+            if looks_like_verb(
+                t,
+                (i == 1 and _subject_word(tokens[0]))
+                or (i + 1 < len(tokens) and tokens[i + 1] in _DETERMINERS),
+            )
         ),
         None,
     )

@@ -1,0 +1,108 @@
+"""Memories that keep their context (issue #13): one test per failure class
+seen in others' forgetting cases, with sentences written for these tests."""
+
+from __future__ import annotations
+
+from unrecall import Memory
+
+
+def recalled(mem: Memory, query: str, k: int = 5) -> str:
+    return "\n".join(h.text for h in mem.search(query, user_id="u", k=k))
+
+
+# -- an identifier or a name inside a descriptive query ----------------------
+def test_a_name_inside_a_descriptive_query_reaches_every_script(fast_mem: Memory) -> None:
+    fast_mem.add("Client 陈静 asked for a refund in June.", user_id="u")
+    fast_mem.add("Chen Jing prefers calls after six.", user_id="u")
+    fast_mem.add("Client 陈刚 renewed the annual plan.", user_id="u")
+    report = fast_mem.purge("the client record for Chen Jing", user_id="u")
+    assert report.match == "entity" and report.count == 2
+    left = [i.text for i in fast_mem.get_all(user_id="u")]
+    assert left == ["Client 陈刚 renewed the annual plan."]
+    assert fast_mem.verify_erased(["Client 陈静", "refund in June", "calls after six"]).clean
+
+
+def test_the_other_words_of_a_name_query_narrow_to_what_they_say(fast_mem: Memory) -> None:
+    fast_mem.add("Oskar Lindqvist was prescribed metformin in March.", user_id="u")
+    fast_mem.add("Oskar Lindqvist lives on Hagagatan.", user_id="u")
+    report = fast_mem.purge("Oskar Lindqvist prescription", user_id="u")
+    assert report.match == "entity" and report.count == 1
+    assert [i.text for i in fast_mem.get_all(user_id="u")] == [
+        "Oskar Lindqvist lives on Hagagatan."
+    ]
+
+
+def test_a_role_word_before_a_name_does_not_narrow(fast_mem: Memory) -> None:
+    fast_mem.add("Ngozi Adeyemi ordered two standing desks.", user_id="u")
+    fast_mem.add("Ngozi Adeyemi's invoice address is in Ibadan.", user_id="u")
+    assert fast_mem.purge("customer Ngozi Adeyemi", user_id="u").count == 2
+
+
+def test_an_identifier_inside_a_descriptive_query_is_found(fast_mem: Memory) -> None:
+    fast_mem.add("Shipment lot_77_b left the depot on Friday.", user_id="u")
+    fast_mem.add("Shipment lot_77_bb is still in customs.", user_id="u")
+    report = fast_mem.purge("tracking notes for lot_77_b please", user_id="u")
+    assert report.match == "identifier" and report.count == 1
+    assert "lot_77_bb is still in customs" in recalled(fast_mem, "customs")
+
+
+def test_an_identifier_query_is_not_answered_by_a_look_alike(fast_mem: Memory) -> None:
+    fast_mem.add("Locker KX4410 belongs to Imre.", user_id="u")
+    fast_mem.add("Locker KX44107 belongs to Sunniva.", user_id="u")
+    fast_mem.purge("KX4410", user_id="u")
+    assert "KX4410" not in recalled(fast_mem, "KX4410").replace("KX44107", "")
+    assert "Sunniva" in recalled(fast_mem, "who has locker KX44107?")
+
+
+# -- clause splitting that leaves qualifiers behind ------------------------------
+def test_a_superseded_negation_takes_its_qualifier_with_it(mem: Memory) -> None:
+    mem.add("User has no sailboat and has never steered one.", user_id="u")
+    mem.add("User's sister lives in Bergen.", user_id="u")
+    mem.supersede("user sailboat ownership", "User bought a small sailboat in May.", user_id="u")
+    text = recalled(mem, "does the user sail?")
+    assert "bought a small sailboat" in text and "never steered" not in text
+    assert "never steered" not in recalled(mem, "never steered")
+
+
+# -- compound supersede losing the sibling fact ---------------------------------
+def test_a_compound_supersede_keeps_the_independent_sibling(mem: Memory) -> None:
+    mem.add("User plays the oboe and coaches a junior rugby team.", user_id="u")
+    mem.supersede("user rugby coaching", "User now referees rugby matches.", user_id="u")
+    text = recalled(mem, "which instrument does the user play?")
+    assert "plays the oboe" in text and "coaches a junior rugby team" not in text
+
+
+# -- entity-scoped release -----------------------------------------------------------
+def test_releasing_one_of_a_named_series_keeps_the_others(fast_mem: Memory) -> None:
+    for room, floor in (("A", "second"), ("B", "third"), ("C", "fourth")):
+        fast_mem.add(f"Room {room} is on the {floor} floor.", user_id="u")
+    report = fast_mem.release("everything about Room B", user_id="u")
+    assert report.count == 1
+    assert "third floor" not in recalled(fast_mem, "which floor?")
+
+
+def test_everything_about_a_person_takes_every_fact_about_them(fast_mem: Memory) -> None:
+    fast_mem.add("Wiremu runs the night shift at the bakery.", user_id="u")
+    fast_mem.add("Wiremu's daughter starts school in February.", user_id="u")
+    fast_mem.add("Ana runs the morning shift.", user_id="u")
+    fast_mem.release("information about Wiremu the baker", user_id="u")
+    text = recalled(fast_mem, "who works at the bakery?")
+    assert "Wiremu" not in text and "Ana runs the morning shift" in text
+
+
+# -- recall by statement, with its speaker -------------------------------------------
+def test_recall_answers_with_the_statement_and_its_active_clauses(fast_mem: Memory) -> None:
+    fast_mem.add("Priyanka: I started pottery classes and my brother moved to Goa", user_id="u")
+    (hit,) = fast_mem.search("pottery", user_id="u", k=1)
+    assert hit.text == "Priyanka: I started pottery classes; my brother moved to Goa"
+    assert len(hit.ids) == 2
+    fast_mem.purge("moved to Goa", user_id="u")
+    (hit,) = fast_mem.search("pottery", user_id="u", k=1)
+    assert hit.text == "Priyanka: I started pottery classes" and len(hit.ids) == 1
+
+
+def test_what_the_named_person_said_ranks_first(fast_mem: Memory) -> None:
+    fast_mem.add("Joaquin: my cousin collects old maps", user_id="u")
+    fast_mem.add("Delphine: I collect old maps too", user_id="u")
+    hits = fast_mem.search("what does Delphine collect?", user_id="u", k=2)
+    assert hits[0].text.startswith("Delphine:")
