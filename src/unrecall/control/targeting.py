@@ -238,26 +238,29 @@ def matchers(recall: Recall, target: str) -> list[Matcher]:
                 lambda text: bool(identifier_keys(text) & ident),
             )
         )
+    phrase = Matcher(
+        "phrase",
+        hasher.query_terms(" ".join(tokens)),
+        True,
+        lambda text: contains_phrase(compound_tokens(text), tokens),
+    )
     entity = entity_query(target)
     if entity is not None:
         names = entity.keys
-        out.append(
-            Matcher(
-                "entity",
-                [hasher.key(k) for k in sorted(names)],
-                False,
-                lambda text: bool(name_keys(text) & names),
-                entity.narrow,
-            )
+        by_name = Matcher(
+            "entity",
+            [hasher.key(k) for k in sorted(names)],
+            False,
+            lambda text: bool(name_keys(text) & names),
+            entity.narrow,
         )
-    out.append(
-        Matcher(
-            "phrase",
-            hasher.query_terms(" ".join(tokens)),
-            True,
-            lambda text: contains_phrase(compound_tokens(text), tokens),
-        )
-    )
+        # "Ingrid's one-time login code" said word for word is that fact, not
+        # every fact of Ingrid's with "login" in it: the exact phrase first
+        # when other words narrow the name.
+        described = any(w[0] != "=" for w in entity.narrow)
+        out += [phrase, by_name] if described else [by_name, phrase]
+    else:
+        out.append(phrase)
     # Last lexical resort: every content word, in any order and any
     # inflection ("guest WiFi password" for "Wi-Fi password for guests").
     # Two words at least, so one common word never sweeps.
