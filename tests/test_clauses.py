@@ -51,6 +51,10 @@ def test_single_facts_stay_whole(text: str) -> None:
     ("text", "clauses"),
     [
         (
+            "I drive a blue Golf and I park it in bay 17 at work",
+            ["I drive a blue Golf", "I park the blue Golf in bay 17 at work"],
+        ),
+        (
             "My therapist is Dr. Hallworth and I see him on Thursdays",
             ["My therapist is Dr. Hallworth", "I see Dr. Hallworth on Thursdays"],
         ),
@@ -93,6 +97,13 @@ def test_dotted_dates_stay_in_their_sentence(text: str, clauses: list[str]) -> N
             ],
         ),
         ("I met the new plumber and I like him", ["I met the new plumber", "I like him"]),
+        (  # the subject's owner, not the place in the object
+            "Arjun's address is 73 Alder Road; never share it, his ex is looking for him.",
+            [
+                "Arjun's address is 73 Alder Road",
+                "never share 73 Alder Road, his ex is looking for Arjun.",
+            ],
+        ),
     ],
 )
 def test_him_stands_for_the_name_in_the_object_only(text: str, clauses: list[str]) -> None:
@@ -103,10 +114,9 @@ def test_him_stands_for_the_name_in_the_object_only(text: str, clauses: list[str
 @pytest.mark.parametrize(
     "text",
     [
-        # the second clause says more about the first one's object or event:
-        # forgetting one without the other would leave a false qualifier
-        "I drive a blue Golf and I park it in bay 17 at work",
-        "Arjun's address is 73 Alder Road; never share it, his ex is looking for him.",
+        # the second clause qualifies a negated first one, or "it" is the
+        # event the first one told: forgetting one without the other would
+        # leave a false qualifier
         "Tomasz has no kayak and has never paddled one",
         "Ines never went to Kyoto and never plans to go there",
         "I tried the climbing gym on Friday and it was exhausting",

@@ -15,7 +15,7 @@ def test_a_name_inside_a_descriptive_query_reaches_every_script(fast_mem: Memory
     fast_mem.add("Client 陈静 asked for a refund in June.", user_id="u")
     fast_mem.add("Chen Jing prefers calls after six.", user_id="u")
     fast_mem.add("Client 陈刚 renewed the annual plan.", user_id="u")
-    report = fast_mem.purge("the client record for Chen Jing", user_id="u")
+    report = fast_mem.purge("the record of client Chen Jing", user_id="u")
     assert report.match == "entity" and report.count == 2
     left = [i.text for i in fast_mem.get_all(user_id="u")]
     assert left == ["Client 陈刚 renewed the annual plan."]

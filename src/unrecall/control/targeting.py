@@ -15,8 +15,9 @@ The rule, in order, stopping at the first that matches:
 4. **phrase** - every memory whose text contains the query's tokens as a
    contiguous run of *whole* tokens, after case, accent and Unicode folding.
    Identifiers are single tokens, so ``TKT-1000`` never contains ``TKT-100``.
-5. **terms** - every content word of the query (two at least), in any
-   order and inflection ("guest WiFi password").
+5. **terms** - every content word of the query, in any order and
+   inflection: two with a name or code among them ("dentist Dr. Moss"),
+   three otherwise ("guest WiFi password").
 6. **semantic** - only for reversible operations (supersede, release): the
    best hybrid candidates by cosine similarity, how many decided from the
    score distribution (see ``semantic``) and reported. A purge never
@@ -108,7 +109,8 @@ def query_tokens(query: str) -> list[str]:
 # Words that may surround a name in an entity-scoped request.
 _ENTITY_FILLER = frozenset(
     "everything anything all about regarding concerning related to of on info information "
-    "facts details data memories stuff things remember know knows".split()
+    "facts details data memories stuff things remember know knows record records file files "
+    "note notes entry entries".split()
 )
 
 
@@ -130,11 +132,11 @@ class EntityQuery:
 
     ``narrow`` are the stems of the other content words ("prescription" in
     "Maria Lopez prescription"): they pick the entity's memories that say
-    them, and are ignored when none does. Words before the name describe
-    who it is ("customer Wang Fang", "the client record for Chen Jing"), and
-    an "everything about" request takes all of it ("everything about
-    Charlie on the team"), so neither narrows. A number or a capital after
-    a name says which one ("Flight 123", "Book A") and always narrows.
+    them all; when none does, the name does not decide the target. A noun
+    just before the name says who it is ("customer Wang Fang"), and an
+    "everything about" request takes all of it ("everything about Charlie
+    on the team"), so neither narrows. A number or a capital after a name
+    says which one ("Flight 123", "Book A") and always narrows.
     """
 
     keys: frozenset[str]
@@ -173,13 +175,12 @@ def entity_query(target: str) -> EntityQuery | None:
     for m in found:
         rest[m.start : m.end] = "\x00" * (m.end - m.start)
     tokens = re.findall(r"\x00+|[^\W_]+", "".join(rest))
-    first_name = next((i for i, t in enumerate(tokens) if t[0] == "\x00"), len(tokens))
     for i, tok in enumerate(tokens):
         w = normalize(tok)
         after_name = i > 0 and tokens[i - 1][0] == "\x00"
-        # words before the name describe who it is ("the client record for
-        # Chen Jing"); words after it say which of their facts
-        if tok[0] == "\x00" or (i < first_name and not tok.isdigit()):
+        # a noun just before the name says who it is ("customer Wang Fang")
+        role = i + 1 < len(tokens) and tokens[i + 1][0] == "\x00"
+        if tok[0] == "\x00" or (role and not tok.isdigit()):
             continue
         if tok.isdigit() or (after_name and len(tok) == 1 and tok.isupper()):
             # "Flight 123", "Book A": which one of the name, a whole token
@@ -190,17 +191,17 @@ def entity_query(target: str) -> EntityQuery | None:
 
 
 def narrowed(rows: list[MemoryRow], narrow: frozenset[str]) -> list[MemoryRow]:
-    """The rows that say one of the ``narrow`` stems (by a shared prefix of
-    five letters, "prescription" ~ "prescribed"), or all when none does;
-    a whole token (``=123``, the "123" of "Flight 123") must be said."""
-    if not narrow:
-        return rows
+    """The rows that say every ``narrow`` stem (by a shared prefix of five
+    letters, "prescription" ~ "prescribed") and every whole token (``=123``,
+    the "123" of "Flight 123"); none may qualify."""
     exact = {w[1:] for w in narrow if w[0] == "="}
     heads = {w[:5] for w in narrow if w[0] != "="}
-    if exact:  # which one of the name: only its memories, even if none
-        rows = [r for r in rows if exact <= set(words(r.text))]
-    picked = [r for r in rows if heads & {stem(w)[:5] for w in words(r.text)}]
-    return picked or rows
+    out = []
+    for r in rows:
+        said = words(r.text)
+        if exact <= set(said) and heads <= {stem(w)[:5] for w in said}:
+            out.append(r)
+    return out
 
 
 _ABOUT = re.compile(
@@ -245,6 +246,7 @@ def matchers(recall: Recall, target: str) -> list[Matcher]:
         lambda text: contains_phrase(compound_tokens(text), tokens),
     )
     entity = entity_query(target)
+    by_name = None
     if entity is not None:
         names = entity.keys
         by_name = Matcher(
@@ -254,18 +256,27 @@ def matchers(recall: Recall, target: str) -> list[Matcher]:
             lambda text: bool(name_keys(text) & names),
             entity.narrow,
         )
-        # "Ingrid's one-time login code" said word for word is that fact, not
-        # every fact of Ingrid's with "login" in it: the exact phrase first
-        # when other words narrow the name.
-        described = any(w[0] != "=" for w in entity.narrow)
-        out += [phrase, by_name] if described else [by_name, phrase]
-    else:
-        out.append(phrase)
+    # A name and little else takes the name's memories. A name among other
+    # words is narrowed by them, after the exact phrase: "Ingrid's one-time
+    # login code" said word for word is that fact, not every fact of
+    # Ingrid's with "login" in it.
+    if by_name is not None and not by_name.narrow:
+        out.append(by_name)
+    out.append(phrase)
+    if by_name is not None and by_name.narrow:
+        out.append(by_name)
     # Last lexical resort: every content word, in any order and any
-    # inflection ("guest WiFi password" for "Wi-Fi password for guests").
-    # Two words at least, so one common word never sweeps.
+    # inflection ("guest WiFi password" for "Wi-Fi password for guests"):
+    # two words with a name or a code among them ("dentist Dr. Moss"),
+    # three otherwise, so that a few common words never sweep ("where I
+    # park at work" is no target for "park" and "work").
     content = [w for w in dict.fromkeys(words(core)) if w not in STOPWORDS and len(w) > 1]
-    if len(content) >= 2:
+    distinctive = any(
+        w[0].isupper() or any(c.isdigit() for c in w)
+        for w in re.findall(r"\w+", core)
+        if w.casefold() not in STOPWORDS
+    )
+    if len(content) >= (2 if distinctive else 3):
         stems = {stem(w) for w in content}
         out.append(
             Matcher(
@@ -340,11 +351,21 @@ def resolve(
         if row is not None and row.state in states:
             return Target([row], "id")
         return Target([], "none")
+    named: set[int] | None = None
     for matcher in matchers(recall, target):
         rows = [r for r in matching_memories(storage, tenant_id, matcher, states) if in_scope(r)]
+        if rows and matcher.narrow:
+            # "Ama's age" when no fact of Ama's says "age": the meaning
+            # decides, among Ama's facts only
+            named, rows = {r.id for r in rows}, narrowed(rows, matcher.narrow)
         if rows:
-            return Target(narrowed(rows, matcher.narrow), matcher.kind)
+            return Target(rows, matcher.kind)
     if allow_semantic and ACTIVE in states:
+        if named is not None:
+            among = named
+            return semantic(
+                recall, tenant_id, target, lambda r: r.id in among and in_scope(r), hint
+            )
         return semantic(recall, tenant_id, target, in_scope, hint)
     return Target([], "none")
 

@@ -209,10 +209,14 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
     return right
 
 
-# A clause that points back at the one before it by a pronoun or "there"
-# ("... and has never ridden one", "... and it was so powerful") says more
-# about the same thing: it stays in that clause's memory.
+# A clause that points back at a negated one ("does not own a bike and has
+# never ridden one", "... and refuses to use them") qualifies the same
+# predicate, and "it" after "I went to ..." is the event, not a thing: either
+# stays in the first clause's memory. "I drive a Golf and I park it in bay
+# 17" is two facts about the Golf.
 _LEANS_BACK = re.compile(r"\b(?:it|its|them|one|ones|there|that|this|those)\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no|none|nobody|nothing)\b|n't\b", re.IGNORECASE)
+_PEOPLE = frozenset("i we you".split())
 # "Caroline: ..." - who said it, kept on every clause of the statement.
 _SPEAKER = re.compile(r"^([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}): (?=\S)")
 
@@ -243,8 +247,12 @@ def split_clauses(text: str) -> list[str]:
         subject, owner = _subject(parts[0])
         obj = _object(parts[0])
         group = [parts[0].strip()]
+        event = subject.casefold() in _PEOPLE
         for joint, piece in zip(joints, parts[1:], strict=True):
-            if _LEANS_BACK.search(piece):
+            first = _tokens(piece)[:1]
+            if _LEANS_BACK.search(piece) and (
+                _NEGATION.search(group[-1].replace("’", "'")) or (event and first == ["it"])
+            ):
                 group[-1] = f"{group[-1]}{joint}{piece.strip()}"
                 continue
             clause = _resolve(piece.strip().rstrip(",;"), subject, owner)
@@ -257,6 +265,7 @@ def split_clauses(text: str) -> list[str]:
                 names = [named] if named else [n.strip() for n in _NAME_RUN.findall(obj)]
                 if names:
                     clause = re.sub(r"\bhim\b", names[-1], clause, count=1)
+                clause = re.sub(r"\b(?:them|it)\b", obj, clause, count=1)
             group.append(clause)
         out += [g.rstrip(",;") if i < len(group) - 1 else g for i, g in enumerate(group)]
     clauses = [c for c in out if c]

@@ -97,7 +97,10 @@ def gather(
 def _look_alike(idents: set[str], text: str) -> bool:
     """Whether ``text`` holds none of the query's identifiers but one that
     extends or cuts one of them (same kind, one key a prefix of the other)."""
+    # (the query's "compact:" windows join its words into one run: they
+    # stand for chunked identifiers, not for what the query names)
     held = identifier_keys(text)
+    named = {q for q in idents if not q.startswith("compact:")}
     return not held & idents and any(
-        h.startswith(q) or q.startswith(h) for h in held for q in idents if h != q
+        h.startswith(q) or q.startswith(h) for h in held for q in named if h != q
     )
