@@ -165,3 +165,18 @@ def test_the_shortest_international_numbers_are_still_phones(number: str) -> Non
     # The phone matcher is skipped below six digits: the shortest valid
     # numbers (Niue, Saint Helena, Falklands) have seven or eight.
     assert any(k.startswith("phone:+") for k in keys(f"my line is {number} now"))
+
+
+def test_clock_times_in_either_form_share_a_key() -> None:
+    from unrecall.recall.identifiers import keys
+
+    assert "time:14:30" in keys("the dentist is at 14:30") & keys("moved to 2:30 PM")
+    assert "time:09:15" in keys("standup 9:15 am") and "time:21:15" in keys("call at 9:15 p.m.")
+    assert not {k for k in keys("ratio 13:45 PM") if k.startswith("time:")}
+
+
+def test_dashed_codes_of_three_parts_are_one_identifier() -> None:
+    from unrecall.recall.identifiers import keys
+
+    assert "code:QX-ORBIT-2031" in keys("build QX-ORBIT-2031 shipped")
+    assert "code:QX-ORBIT-2031" not in keys("build ORBIT-2031 shipped")

@@ -58,6 +58,15 @@ _TICKET = re.compile(r"(?<![\w-])([A-Za-z]{2,6})([-#_ ]?)(\d{2,})(?![\w-])")
 _DOMAIN = re.compile(r"(?<![\w@.-])((?:[a-z0-9-]+\.)+([a-z]{2,24}))(?![\w-]|\.\w)", re.IGNORECASE)
 # Serials, passport and licence numbers: letters and digits mixed, no spaces.
 _CODE = re.compile(r"(?<![\w-])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{5,23}(?![\w-])")
+# Codes of three dashed parts or more, with a capital and a digit:
+# PRJ-ATLAS-2024, BOOT-TRK-19 (two parts are tickets, TKT-100).
+_DASHED = re.compile(
+    r"(?<![\w-])(?=[\w-]*[A-Z])(?=[\w-]*\d)[A-Za-z0-9]+(?:-[A-Za-z0-9]+){2,}(?![\w-])"
+)
+# Clock times in 24-hour or 12-hour form: 14:30 and 2:30 PM are one key.
+_TIME = re.compile(
+    r"(?<![\w:.])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?:\s?([AaPp])\.?[Mm]\.?)?(?![\w:])"
+)
 # snake_case record ids with a number in them: order_2024_001, user_42_b.
 _SNAKE = re.compile(r"(?<![\w-])(?=\w*\d)[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?![\w-])")
 _NUMBER = re.compile(r"(?<![\w.,-])\d{4,}(?![\w]|[.,]\d)")
@@ -189,6 +198,17 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
         if free(m.start(), m.end()) and m.group(0).count("/") + m.group(0).count("\\") >= 2:
             path = m.group(0).rstrip("/\\") or m.group(0)
             add("path", f"path:{path}", m.start(), m.end())
+    for m in _DASHED.finditer(text):
+        if free(m.start(), m.end()):
+            add("code", f"code:{m.group(0).upper()}", m.start(), m.end())
+    for m in _TIME.finditer(text):
+        hour, minute, half = int(m.group(1)), m.group(2), (m.group(3) or "").casefold()
+        if half and not 1 <= hour <= 12:
+            continue
+        if half:
+            hour = hour % 12 + (12 if half == "p" else 0)
+        if free(m.start(), m.end()):
+            add("time", f"time:{hour:02d}:{minute}", m.start(), m.end())
     for m in _SNAKE.finditer(text):
         if free(m.start(), m.end()):
             add("code", f"code:{m.group(0).upper()}", m.start(), m.end())
