@@ -142,7 +142,7 @@ def test_stored_embeddings_follow_changes_inside_a_transaction(fast_mem) -> None
     assert fast_mem.get(uid, user_id="u").text == "I live in Lyon."
 
 
-def test_an_operation_embeds_each_text_once_and_keeps_nothing_after(fast_mem) -> None:  # type: ignore[no-untyped-def]
+def test_a_text_is_embedded_once_until_a_hard_deletion(fast_mem) -> None:  # type: ignore[no-untyped-def]
     calls: list[str] = []
     real = fast_mem.embedder.embed
 
@@ -151,11 +151,16 @@ def test_an_operation_embeds_each_text_once_and_keeps_nothing_after(fast_mem) ->
         return real(texts)
 
     fast_mem.embedder.embed = counting
-    with fast_mem.recall.reusing():
-        first = fast_mem.recall.embed(["a", "b", "a"])
-        again = fast_mem.recall.embed(["b", "c"])
+    first = fast_mem.recall.embed(["a", "b", "a"])
+    again = fast_mem.recall.embed(["b", "c"])
     assert calls == ["a", "b", "c"]
     assert np.array_equal(first[1], again[0]) and np.array_equal(first[0], first[2])
-    fast_mem.recall.embed(["a"])  # outside the block nothing is remembered
-    assert calls == ["a", "b", "c", "a"]
-    assert getattr(fast_mem.recall._memo, "vectors", None) is None
+    assert np.array_equal(first[0], real(["a"])[0])  # the same vector as computed
+    # keyed digests, never the texts, are the keys
+    assert all(isinstance(k, bytes) and len(k) == 16 for k in fast_mem.recall._cache)
+    fast_mem.add("my locker code is 4471", user_id="u")
+    calls.clear()
+    fast_mem.purge("4471", user_id="u")  # a hard deletion empties the cache
+    assert not fast_mem.recall._cache
+    fast_mem.recall.embed(["a"])
+    assert calls == ["a"]

@@ -253,7 +253,7 @@ class RequestExecutor:
         ``reference`` is the user's previous turn when the request's object
         was said there ("the thing about my mum..." / "yes. bin it"): it is
         part of the request and goes first, with what was derived from it."""
-        with self.storage.transaction(), self.recall.reusing():
+        with self.storage.transaction():
             if reference is not None:
                 self.storage.delete_memories(self.storage.derived([reference.id]))
                 self.storage.delete_turns([reference.id])

@@ -187,7 +187,7 @@ class ControlPlane:
     # -- soft forgetting --------------------------------------------------
     def supersede(self, tenant: Tenant, target: str, new_text: str, at: float) -> OpReport:
         """The new value wins: a new memory, the old ones leave recall."""
-        with self.storage.transaction(), self.recall.reusing():
+        with self.storage.transaction():
             found = resolve(
                 self.storage,
                 self.recall,

@@ -180,9 +180,7 @@ class TrailForgetter:
         """
         if budget < 0:
             raise InvalidInput("budget must be a non-negative number of turns")
-        # a masked text is compared both for the disclosure and as evidence
-        with self.recall.reusing():
-            return self._plan(tenant, request, budget)
+        return self._plan(tenant, request, budget)
 
     def _plan(self, tenant: Tenant, request: str, budget: int) -> TrailPlan:
         total = self.storage.count_memories(tenant.id)

@@ -177,6 +177,10 @@ class TermHasher:
         "painted" finds "painting" ("prescribed", "prescription" stay apart)."""
         return self._digest(index_stem(word))
 
+    def cache_key(self, text: str) -> bytes:
+        """The keyed digest a vector is cached under (``Recall.embed``)."""
+        return hashlib.blake2b(b"\x01" + text.encode(), key=self._key, digest_size=16).digest()
+
     def key(self, key: str) -> str:
         """The digest of a canonical key (identifier or name), apart from words."""
         return self._digest("\x00" + key)

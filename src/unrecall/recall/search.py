@@ -8,11 +8,11 @@ fused candidates, widening the candidate pool until ``k`` survive.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager
 from dataclasses import dataclass
-from threading import Lock, local
+from threading import Lock
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from unrecall.records import ACTIVE
 from unrecall.storage.base import MemoryRow, Storage
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
+CACHE_TEXTS = 4096  # vectors cached by exact text (~6 MB at 384 floats)
 ASYNC_EMBED_MIN = 8  # texts from which ``embed_async`` uses the worker thread
 _WORKER_LOCK = Lock()  # two first searches in two threads make one executor
 
@@ -48,31 +49,44 @@ class Recall:
         self.hasher = hasher
         self._executor: ThreadPoolExecutor | None = None
         self._executor_pid = 0
-        self._memo = local()
+        # Vectors by exact text, in RAM only (never written): a text said
+        # again, a query asked again, a fact a supersede compares and then
+        # indexes, is embedded once. Keys are keyed digests, not the texts,
+        # and every hard deletion (``Storage.erase``) empties it, so that a
+        # purged text's vector does not outlive the purge here either.
+        self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._cache_lock = Lock()
+        storage.on_erase(self.forget_vectors)
 
-    @contextmanager
-    def reusing(self) -> Iterator[None]:
-        """Within the block (one operation, this thread), a text embedded
-        twice is embedded once: a supersede compares its new value with
-        candidates, then indexes it. The vectors are dropped at the end."""
-        outer = getattr(self._memo, "vectors", None)
-        if outer is None:
-            self._memo.vectors = {}
-        try:
-            yield
-        finally:
-            if outer is None:
-                self._memo.vectors = None
+    def forget_vectors(self) -> None:
+        """Drop every cached vector (called on each hard deletion)."""
+        with self._cache_lock:
+            self._cache.clear()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One embedding per text (see ``reusing``)."""
-        memo: dict[str, np.ndarray] | None = getattr(self._memo, "vectors", None)
-        if memo is None:
-            return self.embedder.embed(texts)
-        new = list(dict.fromkeys(t for t in texts if t not in memo))
-        if new:
-            memo.update(zip(new, self.embedder.embed(new), strict=True))
-        return np.stack([memo[t] for t in texts]) if texts else self.embedder.embed([])
+        """One embedding per text; a text embedded before (and not since
+        erased) comes from the cache of ``CACHE_TEXTS`` vectors."""
+        keys = [self.hasher.cache_key(t) for t in texts]
+        out = np.empty((len(texts), self.embedder.dim), dtype=np.float32)
+        todo: dict[bytes, list[int]] = {}
+        with self._cache_lock:
+            for i, key in enumerate(keys):
+                vec = self._cache.get(key)
+                if vec is None:
+                    todo.setdefault(key, []).append(i)
+                else:
+                    self._cache.move_to_end(key)
+                    out[i] = vec
+        if todo:
+            firsts = [spots[0] for spots in todo.values()]
+            vecs = self.embedder.embed([texts[i] for i in firsts])
+            with self._cache_lock:
+                for (key, spots), vec in zip(todo.items(), vecs, strict=True):
+                    out[spots] = vec
+                    self._cache[key] = vec
+                while len(self._cache) > CACHE_TEXTS:
+                    self._cache.popitem(last=False)
+        return out
 
     def index_memories(
         self,
@@ -110,9 +124,9 @@ class Recall:
         than the little work it would overlap (a one-fact ``add``).
         """
         if len(texts) >= ASYNC_EMBED_MIN:
-            return self._worker().submit(self.embedder.embed, list(texts))
+            return self._worker().submit(self.embed, list(texts))
         done: Future[np.ndarray] = Future()
-        done.set_result(self.embedder.embed(list(texts)))
+        done.set_result(self.embed(list(texts)))
         return done
 
     def vectors(self, texts: Sequence[str], rows: Sequence[MemoryRow]) -> np.ndarray:

@@ -9,7 +9,7 @@ random lexicon tokens); vectors arrive as float32 arrays.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,7 +98,13 @@ class Storage(Protocol):
         ...
 
     def erase(self) -> bool:
-        """Push committed deletions out of every file (WAL included)."""
+        """Push committed deletions out of every file (WAL included), after
+        calling every ``on_erase`` hook."""
+        ...
+
+    def on_erase(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` on every ``erase``: what a plane keeps in memory
+        (cached vectors) goes with the deleted bytes."""
         ...
 
     def files(self) -> list[Path]:

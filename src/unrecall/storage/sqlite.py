@@ -33,7 +33,7 @@ import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -148,6 +148,7 @@ class SQLiteStorage:
         self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
         self._vectors: dict[int, TenantVectors] = {}
         self._erase_due = False
+        self._erase_hooks: list[Callable[[], None]] = []
         self._data_version: int | None = None  # PRAGMA data_version at the last look
         # (tenant id, digest) -> lexicon id, for the current transaction
         self._term_cache: dict[tuple[int, str], int] = {}
@@ -363,8 +364,15 @@ class SQLiteStorage:
     def erase(self) -> bool:
         """Checkpoint and truncate the WAL, so that deleted pages leave both
         the main file and the WAL; False if readers kept it from finishing
-        (it is retried after this process's next write, and on open/close)."""
+        (it is retried after this process's next write, and on open/close).
+        The ``on_erase`` hooks run first."""
+        for hook in self._erase_hooks:
+            hook()
         return self._checkpoint(CHECKPOINT_WAIT_S)
+
+    def on_erase(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` on every ``erase``."""
+        self._erase_hooks.append(hook)
 
     def _checkpoint(self, wait_s: float) -> bool:
         with self._lock:
