@@ -115,8 +115,10 @@ def test_him_stands_for_the_name_in_the_object_only(text: str, clauses: list[str
     "text",
     [
         # the second clause qualifies a negated first one, or "it" is the
-        # event the first one told: forgetting one without the other would
-        # leave a false qualifier
+        # event the first one told, or a pronoun has no thing in the first
+        # clause to stand for: forgetting one without the other would leave
+        # a false qualifier or a clause that means nothing alone
+        "Valentina: I went to the night market on Friday and my kids adored it",
         "Tomasz has no kayak and has never paddled one",
         "Ines never went to Kyoto and never plans to go there",
         "I tried the climbing gym on Friday and it was exhausting",

@@ -217,6 +217,22 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
 _LEANS_BACK = re.compile(r"\b(?:it|its|them|one|ones|there|that|this|those)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|never|no|none|nobody|nothing)\b|n't\b", re.IGNORECASE)
 _PEOPLE = frozenset("i we you".split())
+_IT_THEM = re.compile(r"\b(?:it|them)\b", re.IGNORECASE)
+_THING_START = frozenset("the my your his her their our this that".split())
+
+
+def _thing(obj: str | None) -> bool:
+    """Whether a first clause's object is a noun phrase a pronoun can stand
+    for ("the blue Golf", "Dr. Hallworth"), not a place or a time phrase
+    ("to the support group yesterday")."""
+    if not obj:
+        return False
+    head = obj.split()[0]
+    return len(obj.split()) <= 5 and (
+        head.casefold() in _THING_START or head[0].isupper() or head[0].isdigit()
+    )
+
+
 # "Caroline: ..." - who said it, kept on every clause of the statement.
 _SPEAKER = re.compile(r"^([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}): (?=\S)")
 
@@ -250,8 +266,14 @@ def split_clauses(text: str) -> list[str]:
         event = subject.casefold() in _PEOPLE
         for joint, piece in zip(joints, parts[1:], strict=True):
             first = _tokens(piece)[:1]
-            if _LEANS_BACK.search(piece) and (
-                _NEGATION.search(group[-1].replace("’", "'")) or (event and first == ["it"])
+            leans = _LEANS_BACK.search(piece)
+            if leans and (
+                _NEGATION.search(group[-1].replace("’", "'"))
+                or (event and first == ["it"])
+                # a pronoun that cannot be given a thing the first clause
+                # names ("and we went there", "my kids loved it" after "went
+                # to a support group") keeps the clause with it
+                or not (_IT_THEM.search(piece) and _thing(obj))
             ):
                 group[-1] = f"{group[-1]}{joint}{piece.strip()}"
                 continue
