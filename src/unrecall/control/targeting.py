@@ -6,27 +6,29 @@ The rule, in order, stopping at the first that matches:
 2. **identifier** - the query names identifiers (emails, phones, ids, ...;
    see ``recall.identifiers``): every memory holding one of them under the
    same canonical key, whatever its surface form. Look-alikes have other keys.
-3. **entity** - the query names a person or organisation anywhere in it
-   ("Frank", "everything about Зоя Иванова", "customer Wang Fang", "Maria
-   Lopez prescription"): every memory mentioning that name in any script or
-   spelling (``recall.names``), narrowed by the query's other words when
-   some of those memories say them (``EntityQuery``); lowercase words such
-   as "a frank talk" are not mentions.
+3. **entity** - the query is a name and little else ("Frank", "everything
+   about Зоя Иванова", "customer Wang Fang"): every memory mentioning that
+   person or organisation in any script or spelling (``recall.names``);
+   lowercase words such as "a frank talk" are not mentions.
 4. **phrase** - every memory whose text contains the query's tokens as a
    contiguous run of *whole* tokens, after case, accent and Unicode folding.
    Identifiers are single tokens, so ``TKT-1000`` never contains ``TKT-100``.
-5. **terms** - every content word of the query, in any order and
+5. **entity, narrowed** - a name among other words ("Maria Lopez
+   prescription", "Flight 123"): the name's memories that say every other
+   word (``EntityQuery``). When none does, the name does not decide, but
+   the semantic stage then looks only among the name's memories.
+6. **terms** - every content word of the query, in any order and
    inflection: two with a name or code among them ("dentist Dr. Moss"),
    three otherwise ("guest WiFi password").
-6. **semantic** - only for reversible operations (supersede, release): the
+7. **semantic** - only for reversible operations (supersede, release): the
    best hybrid candidates by cosine similarity, how many decided from the
    score distribution (see ``semantic``) and reported. A purge never
    targets by meaning alone.
-7. **none** - nothing is affected and the report says so.
+8. **none** - nothing is affected and the report says so.
 
 "Everything about my dog" is first reduced to its subject ("my dog").
 
-Stages 2-5 search the states the operation may touch (a purge reaches
+Stages 2-6 search the states the operation may touch (a purge reaches
 released and superseded memories too). A query made only of common words is
 refused rather than allowed to hit nearly everything.
 """
