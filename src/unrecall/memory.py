@@ -26,7 +26,7 @@ from unrecall.recall.clauses import split_clauses
 from unrecall.recall.embedder import Embedder, make_embedder
 from unrecall.recall.entities import EntityGraph
 from unrecall.recall.lexical import TermHasher, content_words
-from unrecall.recall.search import Recall
+from unrecall.recall.search import Recall, query_entities
 from unrecall.recall.statements import gather
 from unrecall.records import (
     ACTIVE,
@@ -388,9 +388,14 @@ class Memory:
 
         # Clauses gather into their statements, so ask for spares; said twice
         # is remembered once: identical statements take one slot.
-        pool = self.recall.search(tenant.id, query, 4 * k, accept, lexical_only=mode == "lexical")
+        entities = query_entities(query)
+        pool = self.recall.search(
+            tenant.id, query, 4 * k, accept, lexical_only=mode == "lexical", entities=entities
+        )
         # What the user said outranks what the assistant said back to them.
-        ranked = gather(self.storage, query, pool, accept, lambda c: c.score * _role_weight(c.row))
+        ranked = gather(
+            self.storage, entities, pool, accept, lambda c: c.score * _role_weight(c.row)
+        )
         seen: set[str] = set()
         hits = []
         for s in ranked:

@@ -29,6 +29,17 @@ ASYNC_EMBED_MIN = 8  # texts from which ``embed_async`` uses the worker thread
 _WORKER_LOCK = Lock()  # two first searches in two threads make one executor
 
 
+# The identifier keys and the name keys a query names.
+QueryEntities = tuple[set[str], set[str]]
+
+
+def query_entities(query: str) -> QueryEntities:
+    """The identifier and name keys of a query: the ranking reads them, and
+    so does the gathering of its hits into statements (computed once, by
+    the caller, for both)."""
+    return query_keys(query), query_name_keys(query)
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A fused hit before it is turned into a public ``SearchHit``."""
@@ -146,8 +157,9 @@ class Recall:
             out[i] = stored[r.id] if r.id in stored else next(computed)
         return out
 
-    def query_terms(self, query: str) -> list[str]:
-        """Digests of the query's words, stopwords dropped unless that empties it."""
+    def query_terms(self, query: str, entities: QueryEntities | None = None) -> list[str]:
+        """Digests of the query's words, stopwords dropped unless that empties
+        it, and of its identifier and name keys (``entities``, if known)."""
         toks = words(query)
         # A lone Latin letter is mostly the "s" of a possessive ("Dana's").
         content = [
@@ -158,7 +170,8 @@ class Recall:
         terms = [self.hasher.term(t) for t in content]
         # Canonical keys let "ALICE @ Acme.IO" or "Wang Xiaoming" meet the
         # memory that wrote "alice@acme.io" or "王小明".
-        terms += [self.hasher.key(k) for k in sorted(query_keys(query) | query_name_keys(query))]
+        idents, names = entities or query_entities(query)
+        terms += [self.hasher.key(k) for k in sorted(idents | names)]
         return list(dict.fromkeys(terms))
 
     def search(
@@ -169,10 +182,12 @@ class Recall:
         accept: Callable[[MemoryRow], bool],
         lexical_only: bool = False,
         query_vector: np.ndarray | None = None,
+        entities: QueryEntities | None = None,
     ) -> list[Candidate]:
         """The ``k`` best accepted memories for ``query``, best first
-        (``query_vector``: the query's embedding, when the caller has it)."""
-        terms = self.query_terms(query)
+        (``query_vector``, ``entities``: the query's embedding and keys,
+        when the caller has them)."""
+        terms = self.query_terms(query, entities)
         pool = max(4 * k, 20)
         qvec: np.ndarray | None = None
         first_vec: list[tuple[int, float]] | None = None

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 from unrecall.recall.clauses import speaker
 from unrecall.recall.identifiers import keys as identifier_keys
-from unrecall.recall.identifiers import query_keys
-from unrecall.recall.names import name_keys, query_name_keys
-from unrecall.recall.search import Candidate
+from unrecall.recall.names import name_keys
+from unrecall.recall.search import Candidate, QueryEntities
 from unrecall.storage.base import MemoryRow, Storage
 
 OTHER_CLAUSES = 0.5  # weight of a statement's matching clauses beyond the best
@@ -55,19 +54,20 @@ def _joined(rows: Sequence[MemoryRow]) -> str:
 
 def gather(
     storage: Storage,
-    query: str,
+    entities: QueryEntities,
     pool: Sequence[Candidate],
     accept: Callable[[MemoryRow], bool],
     weight: Callable[[Candidate], float],
 ) -> list[Statement]:
     """The statements of ``pool``'s clause candidates, best first
-    (``weight``: a candidate's score as the caller ranks it)."""
+    (``entities``: the query's identifier and name keys; ``weight``: a
+    candidate's score as the caller ranks it)."""
     groups = {
         m: g
         for m, g in storage.statements([c.row.id for c in pool]).items()
         if len(g[1]) <= MAX_CLAUSES
     }
-    named = query_name_keys(query)
+    idents, named = entities
     by_turn: dict[int, list[Candidate]] = {}
     for c in pool:
         turn = groups.get(c.row.id, (-c.row.id, []))[0]  # no source: its own statement
@@ -76,7 +76,6 @@ def gather(
     have = {c.row.id: c.row for c in pool}
     missing = [m for m in wanted if m not in have]
     have.update({r.id: r for r in storage.memories_by_id(missing) if accept(r)})
-    idents = query_keys(query)
     out: list[Statement] = []
     for cands in by_turn.values():
         cands = sorted(cands, key=lambda c: -weight(c))
