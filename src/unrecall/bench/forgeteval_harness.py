@@ -56,8 +56,8 @@ from unrecall.bench.peers import (
     NOTES,
     SYSTEMS,
     Adapter,
-    PeerUnavailable,
     make_adapter,
+    start_system,
     system_version,
 )
 from unrecall.bench.templates import DEFAULT_SEED, DEFAULT_SIZE, generate_template_suite
@@ -244,12 +244,9 @@ def run_system(
     """Build one system's adapter and score every suite on it. A missing
     peer yields status "not installed ..." and no results; the run goes on."""
     started = time.perf_counter()
-    try:
-        adapter = factory(name)
-    except PeerUnavailable as exc:
-        return SystemRun(name, str(exc), system_version(name))
-    except Exception as exc:  # a peer that cannot start is reported, not fatal
-        return SystemRun(name, f"failed to start: {type(exc).__name__}: {exc}"[:300], None)
+    adapter, status, installed = start_system(factory, name)
+    if adapter is None:
+        return SystemRun(name, status, system_version(name) if installed else None)
     run = SystemRun(name, "ok", system_version(name))
     try:
         for suite, cases in suites.items():

@@ -52,7 +52,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from unrecall.bench.common import chosen_systems, finish, network_guard, reporter, revision
-from unrecall.bench.peers import PeerUnavailable, make_adapter, shared_minilm, system_version
+from unrecall.bench.peers import (
+    PeerUnavailable,
+    make_adapter,
+    shared_minilm,
+    start_system,
+    system_version,
+)
 
 SYSTEMS = ("unrecall", "bm25", "dense", "rrf", "langgraph", "mem0", "chroma")
 PEERS = ("langgraph", "mem0", "chroma")
@@ -515,12 +521,9 @@ def run_system(
     error mid-run yields "failed ..." and no scores (partial means would
     mislead)."""
     started = time.perf_counter()
-    try:
-        retriever = factory(name)
-    except PeerUnavailable as exc:
-        return SystemRun(name, str(exc), _version(name))
-    except Exception as exc:  # a peer that cannot start is reported, not fatal
-        return SystemRun(name, f"failed to start: {type(exc).__name__}: {exc}"[:300], None)
+    retriever, status, installed = start_system(factory, name)
+    if retriever is None:
+        return SystemRun(name, status, _version(name) if installed else None)
     run = SystemRun(name, "ok", _version(name))
     try:
         for conv in conversations:

@@ -76,8 +76,8 @@ from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
 from unrecall.bench.peers import (
     DEFAULT_SYSTEMS,
     SYSTEMS,
-    PeerUnavailable,
     offline_env,
+    start_system,
     system_version,
 )
 
@@ -742,12 +742,9 @@ def run_system(
     status "not installed ..." and no results; a crash while ingesting stops
     that system (recorded), not the run."""
     started = time.perf_counter()
-    try:
-        system = factory(name)
-    except PeerUnavailable as exc:
-        return MemoraRun(name, str(exc), system_version(name))
-    except Exception as exc:  # a peer that cannot start is reported, not fatal
-        return MemoraRun(name, f"failed to start: {type(exc).__name__}: {exc}"[:300], None)
+    system, status, installed = start_system(factory, name)
+    if system is None:
+        return MemoraRun(name, status, system_version(name) if installed else None)
     run = MemoraRun(name, "ok", system_version(name), revision=revision())
     try:
         for persona in personas:

@@ -61,6 +61,19 @@ class PeerUnavailable(RuntimeError):
     """A peer whose package is not installed (or cannot start offline)."""
 
 
+def start_system(factory: Callable[[str], Any], name: str) -> tuple[Any, str, bool]:
+    """Build system ``name`` with ``factory`` for a harness: the system (or
+    None), its status ("ok", "not installed ...", "failed to start: ...")
+    and whether its package is there (so its version can be reported). A
+    peer that cannot start is reported, not fatal to the run."""
+    try:
+        return factory(name), "ok", True
+    except PeerUnavailable as exc:
+        return None, str(exc), True
+    except Exception as exc:
+        return None, f"failed to start: {type(exc).__name__}: {exc}"[:300], False
+
+
 class Adapter(Protocol):
     """The ForgetEval Adapter Protocol; control-plane methods may raise
     ``NotImplementedError``, which the harness scores as N/A."""
