@@ -128,6 +128,9 @@ class Matcher:
     narrow: frozenset[str] = frozenset()
 
 
+_NOT_NARROWING = STOPWORDS | _ENTITY_FILLER
+
+
 @dataclass(frozen=True)
 class EntityQuery:
     """The names a target holds anywhere in it, and the words around them.
@@ -187,7 +190,7 @@ def entity_query(target: str) -> EntityQuery | None:
         if tok.isdigit() or (after_name and len(tok) == 1 and tok.isupper()):
             # "Flight 123", "Book A": which one of the name, a whole token
             narrow.add("=" + w)
-        elif not scoped and w not in STOPWORDS | _ENTITY_FILLER and not w.isdigit():
+        elif not scoped and w not in _NOT_NARROWING:
             narrow.add(stem(w))
     return EntityQuery(frozenset(keys), frozenset(narrow))
 

@@ -44,6 +44,7 @@ _ORDINAL_END = re.compile(r"(?:^|\s)\d{1,2}\.$")
 _MONTH_START = re.compile(rf"(?:{DAY_MONTHS})\b", re.IGNORECASE)
 _DOTTED_DATE_END = re.compile(r"\b\d{1,2}\.\d{1,2}\.$")
 _SUBJECT_PRONOUNS = {"he", "she", "they", "it"}
+_PEOPLE = frozenset("i we you".split())  # subjects no third-person pronoun stands for
 _ADVERBS = frozenset("now also then still currently recently later usually often never".split())
 # A piece opening with one of these has its own subject: "I see my therapist".
 _CLAUSE_OPENERS = frozenset(
@@ -191,7 +192,7 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
     ):  # "and works at Stripe", "and now works at Stripe"
         return f"{subject} {right}"
     # "I ... and he ...": he is not I; a person's pronoun needs a named owner
-    person = owner is not None and owner.casefold() not in ("i", "we", "you")
+    person = owner is not None and owner.casefold() not in _PEOPLE
     if person and first in _POSSESSIVES:  # "his email is ..."
         return f"{owner}'s {rest}"
     if person and first in _SUBJECT_PRONOUNS:  # "he lives in ..."
@@ -216,7 +217,6 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
 # 17" is two facts about the Golf.
 _LEANS_BACK = re.compile(r"\b(?:it|its|them|one|ones|there|that|this|those)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|never|no|none|nobody|nothing)\b|n't\b", re.IGNORECASE)
-_PEOPLE = frozenset("i we you".split())
 _IT_THEM = re.compile(r"\b(?:it|them)\b", re.IGNORECASE)
 _THING_START = frozenset("the my your his her their our this that".split())
 
@@ -251,8 +251,8 @@ def split_clauses(text: str) -> list[str]:
     established, and the speaker label a transcript line opens with
     ("Caroline: ..."). A clause that leans on the one before it is not
     split off."""
-    speaker = _SPEAKER.match(text)
-    label = speaker.group(0) if speaker else ""
+    said_by = _SPEAKER.match(text)
+    label = said_by.group(0) if said_by else ""
     out: list[str] = []
     for sentence in _sentences(text[len(label) :]):
         parts = _JOINER.split(sentence)
@@ -266,8 +266,7 @@ def split_clauses(text: str) -> list[str]:
         event = subject.casefold() in _PEOPLE
         for joint, piece in zip(joints, parts[1:], strict=True):
             first = _tokens(piece)[:1]
-            leans = _LEANS_BACK.search(piece)
-            if leans and (
+            if _LEANS_BACK.search(piece) and (
                 _NEGATION.search(group[-1].replace("’", "'"))
                 or (event and first == ["it"])
                 # a pronoun that cannot be given a thing the first clause
