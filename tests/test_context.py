@@ -106,3 +106,91 @@ def test_what_the_named_person_said_ranks_first(fast_mem: Memory) -> None:
     fast_mem.add("Delphine: I collect old maps too", user_id="u")
     hits = fast_mem.search("what does Delphine collect?", user_id="u", k=2)
     assert hits[0].text.startswith("Delphine:")
+
+
+# -- a note's list of facts under its head -----------------------------------------
+def test_a_note_head_goes_with_each_item_of_its_list() -> None:
+    from unrecall.recall.clauses import split_clauses
+
+    assert split_clauses(
+        "Boiler (flat 3B): serviced 4 March, model Vaillant 832, gas cert valid"
+    ) == [
+        "Boiler (flat 3B): serviced 4 March",
+        "Boiler (flat 3B): model Vaillant 832",
+        "Boiler (flat 3B): gas cert valid",
+    ]
+    # a body that opens with a subject is prose; a chat speaker's commas too
+    assert len(split_clauses("Reminder: I owe Tove 40 kroner, she lent it Friday")) == 1
+    assert split_clauses("Aiko: Oh wow, really nice, thanks") == [
+        "Aiko: Oh wow, really nice, thanks"
+    ]
+    assert split_clauses("ref: 1000, thanks") == ["ref: 1000, thanks"]  # items are key + value
+
+
+def test_superseding_one_item_of_a_note_keeps_the_rest(mem: Memory) -> None:
+    mem.add("Rental van: pickup at Depot North, plate KV-881-T, deposit 300 CHF.", user_id="u")
+    mem.add("Movers arrive on Saturday morning.", user_id="u")
+    mem.supersede(
+        "where we pick up the rental van", "The van is now collected at Depot South.", user_id="u"
+    )
+    text = recalled(mem, "what do I need for the van?")
+    assert "KV-881-T" in text and "300 CHF" in text and "Depot South" in text
+    assert "Depot North" not in text
+
+
+def test_a_semicolon_cuts_a_sentence_even_when_a_side_is_no_clause() -> None:
+    from unrecall.recall.clauses import split_clauses
+
+    assert split_clauses(
+        "Luca drinks oat milk and espresso in the mornings; gym is on Fridays."
+    ) == [
+        "Luca drinks oat milk and espresso in the mornings",
+        "gym is on Fridays.",
+    ]
+
+
+# -- a purge by description ---------------------------------------------------------
+def test_a_purge_that_describes_a_fact_takes_that_fact(mem: Memory) -> None:
+    mem.add("Until 2022 the user banked with Fennick Savings.", user_id="u")
+    mem.add("The user's pension is managed by Orwell Trust.", user_id="u")
+    report = mem.purge("the user's former savings bank", user_id="u")
+    assert report.match == "semantic" and report.count == 1
+    assert [i.text for i in mem.get_all(user_id="u")] == [
+        "The user's pension is managed by Orwell Trust."
+    ]
+    assert mem.verify_erased(["Fennick Savings"]).clean
+
+
+def test_a_purge_of_a_word_no_memory_says_takes_nothing(fast_mem: Memory) -> None:
+    fast_mem.add("Remember the amber lamp in the hall.", user_id="u")
+    assert fast_mem.purge("ember", user_id="u").match == "none"
+    assert fast_mem.purge("hall lamp", user_id="u").count == 0  # two common words
+
+
+def test_a_name_anchors_a_purge_whose_other_words_no_memory_says(mem: Memory) -> None:
+    mem.add("Greta Holm cleans the office on Thursdays.", user_id="u")
+    mem.add("Greta Lind is the new intern.", user_id="u")
+    mem.add("The office plants need water.", user_id="u")
+    report = mem.purge("Greta Holm, the cleaner we let go", user_id="u")
+    assert report.count == 1
+    left = [i.text for i in mem.get_all(user_id="u")]
+    assert left == ["Greta Lind is the new intern.", "The office plants need water."]
+
+
+# -- a number given without its prefix or its zeros ------------------------------------
+def test_an_id_is_found_by_its_number_alone(fast_mem: Memory) -> None:
+    fast_mem.add("Claim HB-00317 was approved.", user_id="u")
+    fast_mem.add("Claim HB-00318 is pending.", user_id="u")
+    fast_mem.add("Claim HB-3170 was refused.", user_id="u")
+    report = fast_mem.purge("claim no. 317", user_id="u")
+    assert report.match == "identifier" and report.count == 1
+    left = [i.text for i in fast_mem.get_all(user_id="u")]
+    assert left == ["Claim HB-00318 is pending.", "Claim HB-3170 was refused."]
+
+
+def test_a_number_inside_a_phone_number_names_no_id(fast_mem: Memory) -> None:
+    from unrecall.recall.identifiers import query_keys
+
+    assert not any(k.startswith("serial:") for k in query_keys("+1 312 555 0147"))
+    assert not any(k.startswith("serial:") for k in query_keys("(312) 555-0147"))
+    assert "serial:317" in query_keys("#00317")

@@ -150,7 +150,7 @@ def test_a_page_is_not_its_whole_domain() -> None:
 def test_years_are_not_identifiers() -> None:
     assert keys("In 2021 I lived in Lyon, born 1985") == set()
     assert keys("order 2021 ships") == set()  # indistinguishable from a year
-    assert keys("order 20215 ships") == {"number:20215", "compact:20215"}
+    assert keys("order 20215 ships") == {"number:20215", "compact:20215", "serial:20215"}
 
 
 def test_a_chunk_of_a_longer_id_is_not_a_number_of_its_own() -> None:

@@ -363,7 +363,7 @@ class Memory:
         memories: each hit is what one turn said, its still-active clauses
         joined (``ids``), found by its best clause (``id``).
 
-        ``mode`` is ``"hybrid"`` (BM25 + vectors, RRF) or ``"lexical"``;
+        ``mode`` is ``"hybrid"`` (BM25 + vectors, fused) or ``"lexical"``;
         ``filters`` keep hits whose metadata equals every given value. A text
         stored several times is returned once, at its best rank.
         """

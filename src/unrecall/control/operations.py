@@ -17,8 +17,10 @@ import numpy as np
 from unrecall.control.audit import AuditLog
 from unrecall.control.targeting import (
     Target,
+    describing_words,
     looks_like_id,
     matching_turns,
+    request_core,
     resolve,
 )
 from unrecall.errors import InvalidInput, NotFound
@@ -324,7 +326,13 @@ class ControlPlane:
         """Hard-delete what the target names, with every copy in its turns."""
         with self.storage.transaction():
             found = resolve(
-                self.storage, self.recall, tenant.id, target, STATES, False, tenant.covers
+                self.storage,
+                self.recall,
+                tenant.id,
+                target,
+                STATES,
+                isinstance(target, str) and bool(describing_words(request_core(target))),
+                tenant.covers,
             )
             extra: list[TurnRow] = []
             if found.match != "id" and not looks_like_id(target.strip()):

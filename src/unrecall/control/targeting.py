@@ -275,13 +275,8 @@ def matchers(recall: Recall, target: str) -> list[Matcher]:
     # two words with a name or a code among them ("dentist Dr. Moss"),
     # three otherwise, so that a few common words never sweep ("where I
     # park at work" is no target for "park" and "work").
-    content = [w for w in dict.fromkeys(words(core)) if w not in STOPWORDS and len(w) > 1]
-    distinctive = any(
-        w[0].isupper() or any(c.isdigit() for c in w)
-        for w in re.findall(r"\w+", core)
-        if w.casefold() not in STOPWORDS
-    )
-    if len(content) >= (2 if distinctive else 3):
+    content = describing_words(core)
+    if content:
         stems = {stem(w) for w in content}
         out.append(
             Matcher(
@@ -292,6 +287,19 @@ def matchers(recall: Recall, target: str) -> list[Matcher]:
             )
         )
     return out
+
+
+def describing_words(target: str) -> list[str]:
+    """The content words of a target that says enough to pick facts by: two
+    with a name or a code among them ("dentist Dr. Moss"), three otherwise
+    ("guest WiFi password"); else none ("may new", "ember")."""
+    content = [w for w in dict.fromkeys(words(target)) if w not in STOPWORDS and len(w) > 1]
+    distinctive = any(
+        w[0].isupper() or any(c.isdigit() for c in w)
+        for w in re.findall(r"\w+", target)
+        if w.casefold() not in STOPWORDS
+    )
+    return content if len(content) >= (2 if distinctive else 3) else []
 
 
 def _stems(text: str) -> set[str]:
@@ -365,7 +373,11 @@ def resolve(
             named, rows = {r.id for r in rows}, narrowed(rows, matcher.narrow)
         if rows:
             return Target(rows, matcher.kind)
-    if allow_semantic and ACTIVE in states:
+    # A purge cannot be undone: it goes by meaning only when the request
+    # describes a fact ("the old payroll schedule", see ``describing_words``)
+    # or names whose memories meaning picks among ("Pat, the landlord"); a
+    # word no memory says ("ember") names nothing to erase.
+    if ACTIVE in states and (allow_semantic or named is not None):
         if named is not None:
             among = named
             return semantic(

@@ -63,6 +63,7 @@ _SENTENCE = re.compile(
 )
 _JOINER = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
 _WORD = re.compile(r"[\w'’]+")
+MAX_PIECES = 8  # joined pieces in one sentence beyond which none is split off
 
 
 def _tokens(text: str) -> list[str]:
@@ -122,6 +123,14 @@ def _is_clause(piece: str) -> bool:
         or toks[0] in _CLAUSE_OPENERS
         or any(t.endswith(("'re", "'m")) for t in toks)
     )
+
+
+def _has_subject(piece: str) -> bool:
+    """Whether a clause opens with a subject ("I went", "the rent is"), not
+    with its verb ("starts 2 June") or without one ("net-45 terms")."""
+    toks = _tokens(piece)
+    verb = _verb_at(toks)
+    return bool(toks) and (toks[0] in _CLAUSE_OPENERS or bool(verb))
 
 
 # Longer than any sentence end the merge rules of ``_sentences`` look at.
@@ -233,14 +242,73 @@ def _thing(obj: str | None) -> bool:
     )
 
 
-# "Caroline: ..." - who said it, kept on every clause of the statement.
-_SPEAKER = re.compile(r"^([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}): (?=\S)")
+# "Caroline: ...", "Acct 7781 (Brennan Hydraulics): ...": who said it, or
+# what a note is about; kept on every clause of the statement.
+_LABEL = re.compile(r"^([^\s:][^:\n]{0,58}?): (?=\S)")
+_SPEAKER = re.compile(r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,2}")
+_LABEL_WORDS = 7
 
 
-def speaker(text: str) -> str | None:
-    """The speaker label a transcript line opens with ("Caroline: ...")."""
-    m = _SPEAKER.match(text)
-    return m.group(1) if m else None
+def label(text: str) -> str | None:
+    """The label a line opens with: a speaker ("Caroline: ...") or a note's
+    head ("Staging DB: host ..., port ..."), a few words without a verb."""
+    m = _LABEL.match(text)
+    if not m:
+        return None
+    head = m.group(1)
+    toks = _tokens(head)
+    if not toks or len(toks) > _LABEL_WORDS or _verb_at(toks) is not None:
+        return None
+    return head if len(_sentences(head)) == 1 else None
+
+
+def _depth_split(body: str) -> list[str]:
+    """``body`` cut at semicolons and at commas before a space, never inside
+    brackets ("laptop (ThinkPad, 14 inch)") or numbers ("1,450 EUR")."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(body):
+        depth += ch in "([{"
+        depth -= ch in ")]}" and depth > 0
+        if depth == 0 and (ch == ";" or (ch == "," and body[i + 1 : i + 2].isspace())):
+            items.append(body[start:i])
+            start = i + 1
+    items.append(body[start:])
+    return [re.sub(r"^(?:and|or)\s+", "", i.strip()) for i in items if i.strip()]
+
+
+def _items(head: str, body: str) -> list[str] | None:
+    """The items of a note's list body ("main contact Orla Brennan, billing
+    email ap@x.ie, net-45 terms"), or None when the body is prose.
+
+    A list's items are things said of the head ("rent 1,450 EUR", "starts
+    2 June"); prose opens with a subject of its own ("I went ..."). Under a
+    speaker's name (chat) a pair of commas is prose more often than a list,
+    so there a list needs a semicolon or three items."""
+    items = _depth_split(body)
+    # (an item is a key and its value: "ref: 1000, thanks" is no list)
+    if len(items) < 2 or _has_subject(items[0]) or any(len(i.split()) < 2 for i in items):
+        return None
+    if _SPEAKER.fullmatch(head) and ";" not in body:
+        return None
+    return items
+
+
+def _pieces(sentence: str) -> tuple[list[str], list[str]]:
+    """A sentence cut at its joiners into clauses, and the joiners between
+    them; a piece that is no clause ("magnesium at night" in "takes vitamin
+    D and magnesium at night") stays joined to the one before it."""
+    parts = _JOINER.split(sentence)
+    joints = [m.group(0) for m in _JOINER.finditer(sentence)]
+    if len(parts) > MAX_PIECES:  # a run-on transcript, not a few facts
+        return [sentence], []
+    merged, kept = [parts[0]], []
+    for joint, piece in zip(joints, parts[1:], strict=True):
+        if piece.strip() and _is_clause(piece) and _is_clause(merged[-1]):
+            merged.append(piece)
+            kept.append(joint)
+        else:
+            merged[-1] = f"{merged[-1]}{joint}{piece}"
+    return merged, kept
 
 
 def split_clauses(text: str) -> list[str]:
@@ -251,13 +319,16 @@ def split_clauses(text: str) -> list[str]:
     established, and the speaker label a transcript line opens with
     ("Caroline: ..."). A clause that leans on the one before it is not
     split off."""
-    said_by = _SPEAKER.match(text)
-    label = said_by.group(0) if said_by else ""
+    head = label(text)
+    prefix = f"{head}: " if head else ""
+    body = text[len(prefix) :]
+    listed = _items(head, body) if head else None
+    if listed:
+        return [f"{prefix}{item}" for item in listed]
     out: list[str] = []
-    for sentence in _sentences(text[len(label) :]):
-        parts = _JOINER.split(sentence)
-        joints = [m.group(0) for m in _JOINER.finditer(sentence)]
-        if len(parts) < 2 or not all(p.strip() and _is_clause(p) for p in parts):
+    for sentence in _sentences(body):
+        parts, joints = _pieces(sentence)
+        if len(parts) < 2:
             out.append(sentence.strip())
             continue
         subject, owner = _subject(parts[0])
@@ -292,4 +363,4 @@ def split_clauses(text: str) -> list[str]:
     clauses = [c for c in out if c]
     if len(clauses) < 2:
         return [text]
-    return [f"{label}{c}" for c in clauses]
+    return [f"{prefix}{c}" for c in clauses]

@@ -248,7 +248,24 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
         on_phone = phones.find(1, m.start(), m.end()) >= 0
         if len(compact) >= 5 and any(c.isdigit() for c in compact) and not on_phone:
             found.append(Identifier("compact", f"compact:{compact}", m.start(), m.end()))
+    # The serial number of an id, zeros trimmed: "A-00492", "CS-10482" and
+    # "000731" are what a request that gives only the number ("order 492",
+    # "#10482", "ID 731") names (see ``query_keys``).
+    # Only a number that ends its id: "5501-R" is another item than "5501".
+    for i in list(found):
+        tail = _SERIAL_TAIL.fullmatch(text[i.start : i.end]) if i.kind in _SERIAL_KINDS else None
+        if tail and len(serial := tail.group(1).lstrip("0")) >= _MIN_SERIAL:
+            found.append(Identifier("serial", f"serial:{serial}", i.start, i.end))
     return sorted(found, key=lambda i: (i.start, i.kind))
+
+
+_SERIAL_KINDS = frozenset({"ticket", "code", "number", "compact"})
+_MIN_SERIAL = 3  # shorter serials ("order 7") would name too much
+_SERIAL_TAIL = re.compile(r"\D*?(\d+)[^A-Za-z0-9]*")
+# A number standing alone in a query, maybe after "#": not a part of an id
+# ("CS-10482" names that case, not every id ending in 10482), a date, an
+# address ("10.0.0.1", "12/05") or a number written in groups ("415 555 0132").
+_BARE_NUMBER = re.compile(r"(?<![\w.,:/+-])(?<!\d\s)#?(\d{3,})(?![\w]|[.,:/-]\d|\s\d)")
 
 
 def _cc() -> frozenset[str]:
@@ -278,7 +295,7 @@ def query_keys(query: str, region: str = "US") -> set[str]:
     idents = extract(query, region)
     # Compact keys of a query come from the whole query (``_compact_windows``):
     # a run inside it ("+44 ... 0018" of "+44 ... 0018 ext 2") says less.
-    found = {i.key for i in idents if i.kind != "compact"}
+    found = {i.key for i in idents if i.kind not in ("compact", "serial")}
     # A tagged address names only itself; an untagged one names its tags too.
     tagged_spans = {(i.start, i.end) for i in idents if i.kind == "email_tag"}
     found -= {i.key for i in idents if i.kind == "email" and (i.start, i.end) in tagged_spans}
@@ -286,6 +303,15 @@ def query_keys(query: str, region: str = "US") -> set[str]:
     paged = {(i.start, i.end) for i in idents if i.kind == "url" and "/" in i.key[4:]}
     found -= {i.key for i in idents if i.kind == "domain" and (i.start, i.end) in paged}
     found |= _compact_windows(query)
+    # (a number inside a phone number or a card is a chunk of it)
+    inside = [(i.start, i.end) for i in idents if i.kind not in ("compact", "serial", "number")]
+    for m in _BARE_NUMBER.finditer(query):
+        if any(a <= m.start() and m.end() <= b for a, b in inside):
+            continue
+        serial = m.group(1).lstrip("0")
+        is_year = len(m.group(1)) == 4 and 1900 <= int(m.group(1)) <= 2099
+        if len(serial) >= _MIN_SERIAL and not is_year:
+            found.add(f"serial:{serial}")
     bare = query.strip()
     # A query that is only "tkt 100" can mean nothing but the ticket.
     ticket = re.fullmatch(r"([A-Za-z]{2,6})[-#_ ]?(\d{2,})", bare)

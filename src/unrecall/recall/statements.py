@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from unrecall.recall.clauses import speaker
+from unrecall.recall.clauses import label
 from unrecall.recall.identifiers import keys as identifier_keys
 from unrecall.recall.names import name_keys
 from unrecall.recall.search import Candidate, QueryEntities
@@ -45,9 +45,9 @@ class Statement:
 def _joined(rows: Sequence[MemoryRow]) -> str:
     """The clauses' texts as one statement; a shared speaker label once."""
     texts = [r.text for r in rows]
-    label = speaker(texts[0])
-    if label and all(speaker(t) == label for t in texts):
-        cut = len(label) + 2
+    head = label(texts[0])
+    if head and all(label(t) == head for t in texts):
+        cut = len(head) + 2
         texts = [texts[0], *(t[cut:] for t in texts[1:])]
     return "; ".join(t.rstrip(" ;") for t in texts)
 
@@ -83,8 +83,8 @@ def gather(
         siblings = groups.get(best.row.id, (0, [best.row.id]))[1]
         rows = [have[m] for m in siblings if m in have] or [best.row]
         score = weight(best) + OTHER_CLAUSES * sum(weight(c) for c in cands[1:])
-        label = speaker(rows[0].text)
-        if label and named and name_keys(label) & named:
+        head = label(rows[0].text)
+        if head and named and name_keys(head) & named:
             score *= SPEAKER_BOOST
         text = _joined(rows)
         if idents and _look_alike(idents, text):
