@@ -194,3 +194,24 @@ def test_a_number_inside_a_phone_number_names_no_id(fast_mem: Memory) -> None:
     assert not any(k.startswith("serial:") for k in query_keys("+1 312 555 0147"))
     assert not any(k.startswith("serial:") for k in query_keys("(312) 555-0147"))
     assert "serial:317" in query_keys("#00317")
+
+
+def test_a_comma_before_a_pronoun_starts_a_clause_about_the_named_person() -> None:
+    from unrecall.recall.clauses import split_clauses
+
+    assert split_clauses("My cousin Ilse lives in Graz, her son is Pieter, and she's a pilot.") == [
+        "My cousin Ilse lives in Graz",
+        "My cousin Ilse's son is Pieter",
+        "My cousin Ilse is a pilot.",
+    ]
+    # a frequency adverb keeps the subject with its verb
+    assert split_clauses("Tomas is frugal and always books the night bus.") == [
+        "Tomas is frugal",
+        "Tomas always books the night bus.",
+    ]
+    # "key is value" items are a list too
+    assert split_clauses("Build server: owner is Ravi, disk 2 TB, backups nightly") == [
+        "Build server: owner is Ravi",
+        "Build server: disk 2 TB",
+        "Build server: backups nightly",
+    ]

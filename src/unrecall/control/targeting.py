@@ -20,10 +20,10 @@ The rule, in order, stopping at the first that matches:
 6. **terms** - every content word of the query, in any order and
    inflection: two with a name or code among them ("dentist Dr. Moss"),
    three otherwise ("guest WiFi password").
-7. **semantic** - only for reversible operations (supersede, release): the
-   best hybrid candidates by cosine similarity, how many decided from the
-   score distribution (see ``semantic``) and reported. A purge never
-   targets by meaning alone.
+7. **semantic** - the best hybrid candidates by cosine similarity, how many
+   decided from the score distribution (see ``semantic``) and reported. A
+   purge goes by meaning only among a name's memories or when the request
+   describes a fact (``describing_words``).
 8. **none** - nothing is affected and the report says so.
 
 "Everything about my dog" is first reduced to its subject ("my dog").

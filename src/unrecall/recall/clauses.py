@@ -45,13 +45,19 @@ _MONTH_START = re.compile(rf"(?:{DAY_MONTHS})\b", re.IGNORECASE)
 _DOTTED_DATE_END = re.compile(r"\b\d{1,2}\.\d{1,2}\.$")
 _SUBJECT_PRONOUNS = {"he", "she", "they", "it"}
 _PEOPLE = frozenset("i we you".split())  # subjects no third-person pronoun stands for
-_ADVERBS = frozenset("now also then still currently recently later usually often never".split())
+# Adverbs that may stand between an implicit subject and its verb ("and
+# always asks for ..."): of time and of frequency.
+_ADVERBS = frozenset(
+    "now also then still currently recently later usually often never always sometimes "
+    "rarely seldom".split()
+)
 # A piece opening with one of these has its own subject: "I see my therapist".
 _CLAUSE_OPENERS = frozenset(
     "i i'm i've i'd i'll we we're we've we'd we'll you you're he he's she she's they "
     "they're it it's my our his her their".split()
 )
 _POSSESSIVES = {"his", "her", "their", "its"}
+_CONTRACTED = {"he's": "is", "she's": "is", "they're": "are"}
 # "... and I see him on Thursdays": the pronoun stands for the first
 # clause's object (for "him", the name in it), which the split clause names.
 _NAME_RUN = re.compile(r"\b[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*")
@@ -61,7 +67,13 @@ _NAME_RUN = re.compile(r"\b[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)*")
 _SENTENCE = re.compile(
     r"(?<=[.!?])\s+(?=[A-Z\"“'(¿¡])|(?:(?<=[^\W\d_]{3}[.!?])|(?<=\d\d[.!?]))\s+(?=[a-zà-ÿ])"
 )
-_JOINER = re.compile(r"\s*;\s*|,?\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
+# ";", "and", "but", ..., and a comma before a third person's possessive
+# ("lives in Tartu, her birthday is 14 August").
+_JOINER = re.compile(
+    r"\s*;\s*|,?\s+(?:and|but|while|whereas)\s+"
+    r"|,\s+(?=(?:his|her|their)\b)",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[\w'’]+")
 MAX_PIECES = 8  # joined pieces in one sentence beyond which none is split off
 
@@ -125,14 +137,6 @@ def _is_clause(piece: str) -> bool:
     )
 
 
-def _has_subject(piece: str) -> bool:
-    """Whether a clause opens with a subject ("I went", "the rent is"), not
-    with its verb ("starts 2 June") or without one ("net-45 terms")."""
-    toks = _tokens(piece)
-    verb = _verb_at(toks)
-    return bool(toks) and (toks[0] in _CLAUSE_OPENERS or bool(verb))
-
-
 # Longer than any sentence end the merge rules of ``_sentences`` look at.
 _TAIL = 32
 
@@ -169,9 +173,11 @@ def _subject(clause: str) -> tuple[str, str | None]:
         return "", None
     subject = " ".join(words[:v])
     owner = None
-    m = re.match(r"^(.*?)['’]s\b", subject)
+    m = re.match(r"^(.*?)['’]s\b(.*)$", subject)
     if m:
-        owner = m.group(1)
+        # "User's sister Margit" is Margit; "Henry's phone" is Henry's
+        named = re.search(r"[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*$", m.group(2).strip())
+        owner = named.group(0) if named and m.group(2).strip() else m.group(1)
     elif toks[0] not in _SUBJECT_PRONOUNS | _POSSESSIVES:
         owner = subject
     return subject, owner
@@ -197,7 +203,8 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
     first = toks[0]
     rest = right.split(None, 1)[1] if " " in right.strip() else ""
     if subject and (
-        looks_like_verb(first) or (first in _ADVERBS and len(toks) > 1 and looks_like_verb(toks[1]))
+        looks_like_verb(first)
+        or (first in _ADVERBS and len(toks) > 1 and looks_like_verb(toks[1], True))
     ):  # "and works at Stripe", "and now works at Stripe"
         return f"{subject} {right}"
     # "I ... and he ...": he is not I; a person's pronoun needs a named owner
@@ -206,6 +213,8 @@ def _resolve(right: str, subject: str, owner: str | None) -> str:
         return f"{owner}'s {rest}"
     if person and first in _SUBJECT_PRONOUNS:  # "he lives in ..."
         return f"{owner} {rest}"
+    if person and first in _CONTRACTED:  # "she's vegetarian"
+        return f"{owner} {_CONTRACTED[first]} {rest}"
     np_words = set(_tokens(right.split(" is ")[0])) - {"the"}
     if (
         owner
@@ -280,13 +289,15 @@ def _items(head: str, body: str) -> list[str] | None:
     """The items of a note's list body ("main contact Orla Brennan, billing
     email ap@x.ie, net-45 terms"), or None when the body is prose.
 
-    A list's items are things said of the head ("rent 1,450 EUR", "starts
-    2 June"); prose opens with a subject of its own ("I went ..."). Under a
-    speaker's name (chat) a pair of commas is prose more often than a list,
-    so there a list needs a semicolon or three items."""
+    A list's items are things said of the head ("rent 1,450 EUR", "owner is
+    Tomasz"); prose opens with a pronoun of its own ("I went ...", "my
+    sister ..."). Under a speaker's name (chat) commas are prose more often
+    than a list, so there a list needs a semicolon."""
     items = _depth_split(body)
     # (an item is a key and its value: "ref: 1000, thanks" is no list)
-    if len(items) < 2 or _has_subject(items[0]) or any(len(i.split()) < 2 for i in items):
+    if len(items) < 2 or any(len(i.split()) < 2 for i in items):
+        return None
+    if _tokens(items[0])[:1] and _tokens(items[0])[0] in _CLAUSE_OPENERS:
         return None
     if _SPEAKER.fullmatch(head) and ";" not in body:
         return None
