@@ -297,7 +297,8 @@ def _items(head: str, body: str) -> list[str] | None:
     # (an item is a key and its value: "ref: 1000, thanks" is no list)
     if len(items) < 2 or any(len(i.split()) < 2 for i in items):
         return None
-    if _tokens(items[0])[:1] and _tokens(items[0])[0] in _CLAUSE_OPENERS:
+    first = _tokens(items[0])
+    if first and first[0] in _CLAUSE_OPENERS:
         return None
     if _SPEAKER.fullmatch(head) and ";" not in body:
         return None
@@ -327,9 +328,9 @@ def split_clauses(text: str) -> list[str]:
     a single clause comes back unchanged as a one-element list.
 
     Each clause keeps the context it needs: the subject the first clause
-    established, and the speaker label a transcript line opens with
-    ("Caroline: ..."). A clause that leans on the one before it is not
-    split off."""
+    established, and the label the line opens with (a speaker, "Caroline:
+    ...", or a note's head, whose list of items gives one clause per item).
+    A clause that leans on the one before it is not split off."""
     head = label(text)
     prefix = f"{head}: " if head else ""
     body = text[len(prefix) :]

@@ -43,7 +43,7 @@ class Statement:
 
 
 def _joined(rows: Sequence[MemoryRow]) -> str:
-    """The clauses' texts as one statement; a shared speaker label once."""
+    """The clauses' texts as one statement; a shared label (speaker, note head) once."""
     texts = [r.text for r in rows]
     head = label(texts[0])
     if head and all(label(t) == head for t in texts):
