@@ -215,3 +215,23 @@ def test_a_comma_before_a_pronoun_starts_a_clause_about_the_named_person() -> No
         "Build server: disk 2 TB",
         "Build server: backups nightly",
     ]
+
+
+def test_a_subject_with_a_dashed_id_is_carried_whole() -> None:
+    from unrecall.recall.clauses import split_clauses
+
+    # "C-4471" is two tokens; counting tokens as words cut "does" into the subject
+    assert split_clauses("Client Ana Ruiz (ref K-2290) moved to Lima and works at Tambo.") == [
+        "Client Ana Ruiz (ref K-2290) moved to Lima",
+        "Client Ana Ruiz (ref K-2290) works at Tambo.",
+    ]
+
+
+def test_a_second_negation_and_a_consequence_stay_with_the_first() -> None:
+    from unrecall.recall.clauses import split_clauses
+
+    assert len(split_clauses("Ines does not ski and has never been to the Alps.")) == 1
+    assert split_clauses("Flat 2: no lift, so deliveries go to the porter; bins on Tuesday") == [
+        "Flat 2: no lift, so deliveries go to the porter",
+        "Flat 2: bins on Tuesday",
+    ]

@@ -164,11 +164,20 @@ def _sentences(text: str) -> list[str]:
     return [" ".join(parts) for parts in out]
 
 
+def _verb_word(clause: str) -> tuple[list[str], int | None]:
+    """The clause's words and the index of the word that holds its first
+    verb (a word such as "C-4471" is two tokens: counting tokens would
+    cut the subject in the wrong place)."""
+    words = clause.split()
+    owner = [i for i, w in enumerate(words) for _ in _tokens(w)]
+    v = _verb_at([t for w in words for t in _tokens(w)])
+    return words, None if v is None else owner[v]
+
+
 def _subject(clause: str) -> tuple[str, str | None]:
     """The words before the first verb, and the owner of a possessive subject."""
-    words = clause.split()
+    words, v = _verb_word(clause)
     toks = _tokens(clause)
-    v = _verb_at(toks)
     if v is None or v == 0:
         return "", None
     subject = " ".join(words[:v])
@@ -185,8 +194,7 @@ def _subject(clause: str) -> tuple[str, str | None]:
 
 def _object(clause: str) -> str | None:
     """What follows the first verb ("Dr. Hallworth", "the blue Golf")."""
-    words = clause.split()
-    v = _verb_at(_tokens(clause))
+    words, v = _verb_word(clause)
     if v is None or v + 1 >= len(words):
         return None
     obj = words[v + 1 :]
@@ -282,7 +290,19 @@ def _depth_split(body: str) -> list[str]:
             items.append(body[start:i])
             start = i + 1
     items.append(body[start:])
-    return [re.sub(r"^(?:and|or)\s+", "", i.strip()) for i in items if i.strip()]
+    out: list[str] = []
+    for item in (i.strip() for i in items):
+        if out and _CONSEQUENCE.match(item):  # "not diabetic, so no glucose checks"
+            out[-1] = f"{out[-1]}, {item}"
+        elif item:
+            out.append(re.sub(r"^(?:and|or)\s+", "", item))
+    return out
+
+
+# A piece that follows from the one before it, not an item of its own.
+_CONSEQUENCE = re.compile(
+    r"(?:so|hence|thus|therefore|which|because|since|as a result)\b", re.IGNORECASE
+)
 
 
 def _items(head: str, body: str) -> list[str] | None:
@@ -349,13 +369,20 @@ def split_clauses(text: str) -> list[str]:
         event = subject.casefold() in _PEOPLE
         for joint, piece in zip(joints, parts[1:], strict=True):
             first = _tokens(piece)[:1]
-            if _LEANS_BACK.search(piece) and (
-                _NEGATION.search(group[-1].replace("’", "'"))
-                or (event and first == ["it"])
-                # a pronoun that cannot be given a thing the first clause
-                # names ("and we went there", "my kids loved it" after "went
-                # to a support group") keeps the clause with it
-                or not (_IT_THEM.search(piece) and _thing(obj))
+            negated_left = bool(_NEGATION.search(group[-1].replace("’", "'")))
+            # a second negation qualifies the first ("does not drive and has
+            # never held a licence"): one fact, superseded as one
+            both_negated = negated_left and bool(_NEGATION.search(piece.replace("’", "'")))
+            if both_negated or (
+                _LEANS_BACK.search(piece)
+                and (
+                    negated_left
+                    or (event and first == ["it"])
+                    # a pronoun that cannot be given a thing the first clause
+                    # names ("and we went there", "my kids loved it" after
+                    # "went to a support group") keeps the clause with it
+                    or not (_IT_THEM.search(piece) and _thing(obj))
+                )
             ):
                 group[-1] = f"{group[-1]}{joint}{piece.strip()}"
                 continue
