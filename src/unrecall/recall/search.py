@@ -27,7 +27,8 @@ from unrecall.storage.base import MemoryRow, Storage
 # Equal weight to the two normalised scores. A convex combination keeps how
 # far ahead a hit is, which ranks discard; it beats RRF in Bruch et al.,
 # "An Analysis of Fusion Functions for Hybrid Retrieval" (TOIS 2023), and
-# here on LoCoMo (recall@5 0.569 -> 0.603, docs/benchmarks.md).
+# here on LoCoMo (recall@5 0.569 -> 0.603 when it alone changed; see
+# docs/benchmarks.md, "Second round").
 LEXICAL_WEIGHT = 0.5
 CACHE_TEXTS = 4096  # vectors cached by exact text (~6 MB at 384 floats)
 ASYNC_EMBED_MIN = 8  # texts from which ``embed_async`` uses the worker thread
