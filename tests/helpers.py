@@ -74,3 +74,8 @@ def audit_text(mem: Memory) -> str:
     """Every audit row of the store, as one string."""
     rows = [r.__dict__ for r in mem.storage.audit_rows()]
     return dumps(rows)
+
+
+def active_texts(mem: Memory, user_id: str = "u") -> list[str]:
+    """The texts of a user's active memories, oldest first."""
+    return [i.text for i in mem.get_all(user_id=user_id)]

@@ -3,6 +3,8 @@ seen in others' forgetting cases, with sentences written for these tests."""
 
 from __future__ import annotations
 
+from helpers import active_texts
+
 from unrecall import Memory
 
 
@@ -17,7 +19,7 @@ def test_a_name_inside_a_descriptive_query_reaches_every_script(fast_mem: Memory
     fast_mem.add("Client 陈刚 renewed the annual plan.", user_id="u")
     report = fast_mem.purge("the record of client Chen Jing", user_id="u")
     assert report.match == "entity" and report.count == 2
-    left = [i.text for i in fast_mem.get_all(user_id="u")]
+    left = active_texts(fast_mem)
     assert left == ["Client 陈刚 renewed the annual plan."]
     assert fast_mem.verify_erased(["Client 陈静", "refund in June", "calls after six"]).clean
 
@@ -27,9 +29,7 @@ def test_the_other_words_of_a_name_query_narrow_to_what_they_say(fast_mem: Memor
     fast_mem.add("Oskar Lindqvist lives on Hagagatan.", user_id="u")
     report = fast_mem.purge("Oskar Lindqvist prescription", user_id="u")
     assert report.match == "entity" and report.count == 1
-    assert [i.text for i in fast_mem.get_all(user_id="u")] == [
-        "Oskar Lindqvist lives on Hagagatan."
-    ]
+    assert active_texts(fast_mem) == ["Oskar Lindqvist lives on Hagagatan."]
 
 
 def test_a_role_word_before_a_name_does_not_narrow(fast_mem: Memory) -> None:
@@ -155,9 +155,7 @@ def test_a_purge_that_describes_a_fact_takes_that_fact(mem: Memory) -> None:
     mem.add("The user's pension is managed by Orwell Trust.", user_id="u")
     report = mem.purge("the user's former savings bank", user_id="u")
     assert report.match == "semantic" and report.count == 1
-    assert [i.text for i in mem.get_all(user_id="u")] == [
-        "The user's pension is managed by Orwell Trust."
-    ]
+    assert active_texts(mem) == ["The user's pension is managed by Orwell Trust."]
     assert mem.verify_erased(["Fennick Savings"]).clean
 
 
@@ -173,7 +171,7 @@ def test_a_name_anchors_a_purge_whose_other_words_no_memory_says(mem: Memory) ->
     mem.add("The office plants need water.", user_id="u")
     report = mem.purge("Greta Holm, the cleaner we let go", user_id="u")
     assert report.count == 1
-    left = [i.text for i in mem.get_all(user_id="u")]
+    left = active_texts(mem)
     assert left == ["Greta Lind is the new intern.", "The office plants need water."]
 
 
@@ -184,7 +182,7 @@ def test_an_id_is_found_by_its_number_alone(fast_mem: Memory) -> None:
     fast_mem.add("Claim HB-3170 was refused.", user_id="u")
     report = fast_mem.purge("claim no. 317", user_id="u")
     assert report.match == "identifier" and report.count == 1
-    left = [i.text for i in fast_mem.get_all(user_id="u")]
+    left = active_texts(fast_mem)
     assert left == ["Claim HB-00318 is pending.", "Claim HB-3170 was refused."]
 
 

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from helpers import ALL_STATES, snapshot
+from helpers import ALL_STATES, active_texts, snapshot
 
 from unrecall import InvalidInput, Memory
 from unrecall.control.targeting import entity_query
-
-
-def active_texts(mem: Memory, user_id: str = "u") -> list[str]:
-    return [i.text for i in mem.get_all(user_id=user_id)]
 
 
 def test_phrase_match_takes_only_memories_with_the_whole_run(fast_mem: Memory) -> None:

@@ -42,11 +42,11 @@ class Statement:
     score: float
 
 
-def _joined(rows: Sequence[MemoryRow]) -> str:
-    """The clauses' texts as one statement; a shared label (speaker, note head) once."""
+def _joined(rows: Sequence[MemoryRow], head: str | None) -> str:
+    """The clauses' texts as one statement; ``head``, the first clause's
+    label (speaker, note head), once when every clause has it."""
     texts = [r.text for r in rows]
-    head = label(texts[0])
-    if head and all(label(t) == head for t in texts):
+    if head and all(t.startswith(f"{head}: ") for t in texts):
         cut = len(head) + 2
         texts = [texts[0], *(t[cut:] for t in texts[1:])]
     return "; ".join(t.rstrip(" ;") for t in texts)
@@ -86,7 +86,7 @@ def gather(
         head = label(rows[0].text)
         if head and named and name_keys(head) & named:
             score *= SPEAKER_BOOST
-        text = _joined(rows)
+        text = _joined(rows, head)
         if idents and _look_alike(idents, text):
             continue
         out.append(Statement(best, rows, text, score))
