@@ -284,16 +284,21 @@ def test_get_all_filters_by_state(fast_mem: Memory) -> None:
         fast_mem.get_all(user_id="u", states=("deleted",))
 
 
-def test_fusion_keeps_how_far_ahead_a_hit_is() -> None:
+def test_fusion_keeps_how_far_ahead_a_hit_is(monkeypatch: pytest.MonkeyPatch) -> None:
     """Scores, not ranks, are fused: a hit far ahead on the words keeps that
     lead over one barely ahead on the vectors, and of two equal scores the
     one both lists found goes first."""
+    from unrecall.recall import search
     from unrecall.recall.search import _fuse
 
     lexical = [(1, 9.0), (2, 1.0)]
     vector = [(2, 0.61), (1, 0.60), (3, 0.20)]
     assert [m for m, _ in _fuse(lexical, vector)] == [1, 2, 3]
-    # 1: words 0.5, vectors 0 (the pool's last); 2: vectors 0.5 only
+    lone = _fuse([], [(5, 0.4)])[0][1][0]
+    assert lone == pytest.approx(1 - search.LEXICAL_WEIGHT)  # a lone vector hit: full weight
+    # With equal weights, 1 (words 0.5, vectors 0: the pool's last) ties
+    # 2 (vectors 0.5 only).
+    monkeypatch.setattr(search, "LEXICAL_WEIGHT", 0.5)
     tie = _fuse([(1, 4.0)], [(2, 0.7), (1, 0.3)])
+    assert tie[0][1][0] == tie[1][1][0]
     assert [m for m, _ in tie] == [1, 2]
-    assert _fuse([], [(5, 0.4)])[0][1][0] == 0.5  # a lone vector hit scores in full

@@ -186,12 +186,27 @@ def test_an_id_is_found_by_its_number_alone(fast_mem: Memory) -> None:
     assert left == ["Claim HB-00318 is pending.", "Claim HB-3170 was refused."]
 
 
+def test_a_bare_three_digit_number_is_the_serial_of_a_padded_id(fast_mem: Memory) -> None:
+    fast_mem.add("Locker number 000612 belongs to the night shift.", user_id="u")
+    fast_mem.add("Locker 612 still has a broken hinge.", user_id="u")
+    fast_mem.add("Locker 0612-B was repainted.", user_id="u")
+    fast_mem.add("Locker 613 is free.", user_id="u")
+    report = fast_mem.purge("locker 612", user_id="u")
+    assert report.match == "identifier" and report.count == 2
+    assert active_texts(fast_mem) == ["Locker 0612-B was repainted.", "Locker 613 is free."]
+
+
 def test_a_number_inside_a_phone_number_names_no_id(fast_mem: Memory) -> None:
     from unrecall.recall.identifiers import query_keys
 
     assert not any(k.startswith("serial:") for k in query_keys("+1 312 555 0147"))
     assert not any(k.startswith("serial:") for k in query_keys("(312) 555-0147"))
     assert "serial:317" in query_keys("#00317")
+    from unrecall.recall.identifiers import keys
+
+    # nor in a stored text: "(312)" is an area code, "042" a number with a zero
+    assert not any(k.startswith("serial:") for k in keys("Call (312) 555-0147 after 5"))
+    assert "serial:42" not in keys("Room 042 is booked")
 
 
 def test_a_comma_before_a_pronoun_starts_a_clause_about_the_named_person() -> None:

@@ -77,6 +77,11 @@ def test_parts_let_a_first_name_find_the_full_name() -> None:
         ("My home insurance is with Южный Щит", "Severny Shchit", False),
         ("Park Jiwoo's birthday", "박지우", True),
         ("Park Jihoon's birthday", "박지우", False),
+        # Japanese names in kanji, by their Japanese reading, long vowels or not
+        ("患者 鈴木一郎 の予約", "Suzuki Ichiro", True),
+        ("Appointment for 鈴木一郎 on Friday", "Ichirou Suzuki", True),
+        ("Appointment for 鈴木次郎 on Friday", "Suzuki Ichiro", False),
+        ("伊藤博文 wrote the memo", "Hirobumi Ito", True),
     ],
 )
 def test_requests_reach_names_in_other_scripts(stored: str, query: str, same: bool) -> None:
@@ -88,3 +93,8 @@ def test_requests_reach_names_in_other_scripts(stored: str, query: str, same: bo
 def test_stored_latin_names_carry_no_skeleton() -> None:
     # two Latin spellings with one consonant skeleton are usually two people
     assert not any(k.startswith("skel:") for k in name_keys("Ana Lee met Ann Lu"))
+
+
+def test_a_han_name_not_read_as_japanese_keeps_only_its_chinese_reading() -> None:
+    # 王小明 is no Japanese person's name: no "ou shoumei"-like keys for it
+    assert full("I met 王小明 at noon") == {"name:wangxiaoming", "name:xiaomingwang"}

@@ -69,7 +69,7 @@ _TIME = re.compile(
 )
 # snake_case record ids with a number in them: order_2024_001, user_42_b.
 _SNAKE = re.compile(r"(?<![\w-])(?=\w*\d)[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+(?![\w-])")
-_NUMBER = re.compile(r"(?<![\w.,-])\d{4,}(?![\w]|[.,]\d)")
+_NUMBER = re.compile(r"(?<![\w.,-])\d{3,}(?![\w]|[.,]\d)")
 _PHONE_RUN = re.compile(r"(?<![\w+])[+(]?\d[\d ().-]{5,}\d(?![\w])")
 # Regions tried for numbers written in national form ("020 7946 0958").
 _DATE = re.compile(r"^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$")
@@ -237,8 +237,14 @@ def extract(text: str, region: str = "US") -> list[Identifier]:
             continue
         # A year ("in 2021") dates a fact; it does not identify anything.
         is_year = len(m.group(0)) == 4 and 1900 <= int(m.group(0)) <= 2099
-        if free(m.start(), m.end()) and not is_year:
+        if not free(m.start(), m.end()) or is_year:
+            continue
+        if len(m.group(0)) > 3:
             add("number", f"number:{m.group(0)}", m.start(), m.end())
+        elif not m.group(0).startswith("0"):
+            # "847" alone is too short for a number key, but it is the
+            # serial of "record 0000847" (and what "customer 847" names).
+            found.append(Identifier("serial", f"serial:{m.group(0)}", m.start(), m.end()))
     phones = bytearray(len(text))  # the characters of phone numbers (keyed as phones)
     for i in found:
         if i.kind == "phone":

@@ -168,6 +168,42 @@ def _keys(parts: list[str], korean: bool, skeleton: bool = False) -> frozenset[s
     return frozenset(keys)
 
 
+@lru_cache(maxsize=1)
+def _janome():  # type: ignore[no-untyped-def]
+    from janome.tokenizer import Tokenizer
+
+    return Tokenizer()  # ~0.2 s, only once a text has Han or kana in it
+
+
+# Japanese long vowels are written three ways: 太郎 is Tarō, Taro or Tarou.
+_LONG_VOWEL = re.compile(r"(?<=[aeiou])[uh](?![aeiou])|(?<=o)o")
+
+
+@lru_cache(maxsize=1 << 12)
+def _japanese_keys(run: str) -> frozenset[str]:
+    """Keys of the person names in a run of Han or kana, in their Japanese
+    reading: each run of words the IPA dictionary reads as a person's
+    family or given name (患者鈴木一郎の予約 → suzuki ichirō). 王小明 is
+    not read as one, so keeps only its Chinese reading."""
+    keys: set[str] = set()
+    name: list[tuple[str, bool]] = []  # (reading, is family name)
+    chars = 0
+    for token in [*_janome().tokenize(run.replace(" ", "")), None]:
+        pos = "" if token is None else token.part_of_speech
+        if pos.startswith("名詞,固有名詞,人名") and token is not None and token.reading != "*":
+            name.append((anyascii(token.reading), pos.endswith(",姓")))
+            chars += len(token.surface)
+            continue
+        # One character alone (王 before 小明) is too little to be a name.
+        if chars > 1:
+            family = "".join(r for r, f in name if f)
+            given = "".join(r for r, f in name if not f)
+            parts = [p for p in (family, given) if p]
+            keys |= _keys(parts, False) | _keys([_LONG_VOWEL.sub("", p) for p in parts], False)
+        name, chars = [], 0
+    return frozenset(keys)
+
+
 def mentions(text: str, query: bool = False) -> list[NameMention]:
     """Name mentions in ``text``, in order.
 
@@ -203,6 +239,8 @@ def mentions(text: str, query: bool = False) -> list[NameMention]:
                 else:
                     parts.append(w)
             keys = _keys(parts, script == "HANGUL", script in _SKELETON_SCRIPTS)
+            if script in ("CJK", "HIRAGANA", "KATAKANA"):
+                keys |= _japanese_keys(run_text)
             if keys:
                 out.append(NameMention(i, j, tuple(_fold(p) for p in parts), keys))
             i = j
