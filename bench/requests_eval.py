@@ -42,7 +42,8 @@ def score(rows: list[dict]) -> dict[str, float | int]:
     """Detection precision/recall/F1 and kind accuracy over ``rows``."""
     tp = fp = fn = tn = kind_ok = 0
     for row in rows:
-        found = detect(row["text"])
+        previous = row.get("previous")  # a request split over two turns
+        found = detect(row["text"], previous) if previous else detect(row["text"])
         if row["is_request"] and found is not None:
             tp += 1
             kind_ok += found.kind == row["kind"]
@@ -87,7 +88,8 @@ def main(argv: list[str]) -> int:
     confusion: Counter[tuple[str, str]] = Counter()
     errors: list[str] = []
     for row in rows:
-        found = detect(row["text"])
+        previous = row.get("previous")  # a request split over two turns
+        found = detect(row["text"], previous) if previous else detect(row["text"])
         predicted = found.kind if found is not None else "none"
         if row["is_request"]:
             confusion[(row["kind"], predicted)] += 1
