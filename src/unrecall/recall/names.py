@@ -2,9 +2,10 @@
 
 A name mention is a run of capitalised Latin words or a run of words in
 another script (Han, Hangul, Cyrillic, Greek, ...). Each mention is
-romanised (``anyascii``: 王小明 → Wang Xiao Ming, Зоя → Zoya, Ελένη → Eleni),
-folded (case, accents, ``ue``/``oe`` for German umlauts, Korean surname
-romanisations) and indexed under keys that survive part order and
+romanised (``anyascii``: 王小明 → Wang Xiao Ming, Зоя → Zoya, Ελένη → Eleni;
+a kanji name also in its Japanese reading from Janome's dictionary, 田中太郎
+→ Tanaka Tarō), folded (case, accents, ``ue``/``oe`` for German umlauts,
+Korean surname romanisations) and indexed under keys that survive part order and
 segmentation: ``Wang Xiaoming``, ``Xiaoming Wang`` and ``王小明`` share
 ``name:wangxiaoming``. Each part also gets a ``part:`` key so "everything
 about Zoya" finds "Zoya Ivanova". Lowercase words are never names, which
@@ -175,6 +176,7 @@ def _janome():  # type: ignore[no-untyped-def]
     return Tokenizer()  # ~0.2 s, only once a text has Han or kana in it
 
 
+_MAX_JAPANESE_RUN = 24
 # Japanese long vowels are written three ways: 太郎 is Tarō, Taro or Tarou.
 _LONG_VOWEL = re.compile(r"(?<=[aeiou])[uh](?![aeiou])|(?<=o)o")
 
@@ -184,7 +186,11 @@ def _japanese_keys(run: str) -> frozenset[str]:
     """Keys of the person names in a run of Han or kana, in their Japanese
     reading: each run of words the IPA dictionary reads as a person's
     family or given name (患者鈴木一郎の予約 → suzuki ichirō). 王小明 is
-    not read as one, so keeps only its Chinese reading."""
+    not read as one, so keeps only its Chinese reading. A run longer than
+    ``_MAX_JAPANESE_RUN`` is prose (kana break Japanese sentences into short
+    runs of kanji; a long run is Chinese) and is not read."""
+    if len(run) > _MAX_JAPANESE_RUN:
+        return frozenset()
     keys: set[str] = set()
     name: list[tuple[str, bool]] = []  # (reading, is family name)
     chars = 0
