@@ -3,6 +3,7 @@ seen in others' forgetting cases, with sentences written for these tests."""
 
 from __future__ import annotations
 
+import pytest
 from helpers import active_texts
 
 from unrecall import Memory
@@ -176,24 +177,39 @@ def test_a_name_anchors_a_purge_whose_other_words_no_memory_says(mem: Memory) ->
 
 
 # -- a number given without its prefix or its zeros ------------------------------------
-def test_an_id_is_found_by_its_number_alone(fast_mem: Memory) -> None:
-    fast_mem.add("Claim HB-00317 was approved.", user_id="u")
-    fast_mem.add("Claim HB-00318 is pending.", user_id="u")
-    fast_mem.add("Claim HB-3170 was refused.", user_id="u")
-    report = fast_mem.purge("claim no. 317", user_id="u")
-    assert report.match == "identifier" and report.count == 1
-    left = active_texts(fast_mem)
-    assert left == ["Claim HB-00318 is pending.", "Claim HB-3170 was refused."]
-
-
-def test_a_bare_three_digit_number_is_the_serial_of_a_padded_id(fast_mem: Memory) -> None:
-    fast_mem.add("Locker number 000612 belongs to the night shift.", user_id="u")
-    fast_mem.add("Locker 612 still has a broken hinge.", user_id="u")
-    fast_mem.add("Locker 0612-B was repainted.", user_id="u")
-    fast_mem.add("Locker 613 is free.", user_id="u")
-    report = fast_mem.purge("locker 612", user_id="u")
-    assert report.match == "identifier" and report.count == 2
-    assert active_texts(fast_mem) == ["Locker 0612-B was repainted.", "Locker 613 is free."]
+@pytest.mark.parametrize(
+    ("facts", "target", "left"),
+    [
+        (
+            [
+                "Claim HB-00317 was approved.",
+                "Claim HB-00318 is pending.",
+                "Claim HB-3170 was refused.",
+            ],
+            "claim no. 317",
+            ["Claim HB-00318 is pending.", "Claim HB-3170 was refused."],
+        ),
+        # a bare three-digit number is the serial of a padded id, and the reverse
+        (
+            [
+                "Locker number 000612 belongs to the night shift.",
+                "Locker 612 still has a broken hinge.",
+                "Locker 0612-B was repainted.",
+                "Locker 613 is free.",
+            ],
+            "locker 612",
+            ["Locker 0612-B was repainted.", "Locker 613 is free."],
+        ),
+    ],
+)
+def test_an_id_is_found_by_its_number_alone(
+    fast_mem: Memory, facts: list[str], target: str, left: list[str]
+) -> None:
+    for fact in facts:
+        fast_mem.add(fact, user_id="u")
+    report = fast_mem.purge(target, user_id="u")
+    assert report.match == "identifier" and report.count == len(facts) - len(left)
+    assert active_texts(fast_mem) == left
 
 
 def test_a_number_inside_a_phone_number_names_no_id(fast_mem: Memory) -> None:
