@@ -84,7 +84,6 @@ import numpy as np
 from unrecall.bench.common import chosen_systems, finish, network_guard, reporter, revision, wilson
 from unrecall.bench.trails_episodes import (
     DEFAULT_FILLER,
-    SESSIONS,
     TYPE_LABELS,
     TYPES,
     Episode,
@@ -93,12 +92,14 @@ from unrecall.bench.trails_episodes import (
     episodes_json,
     generate,
     has_value,
+    load_episodes,
 )
 from unrecall.errors import NotFound
 from unrecall.memory import Memory
 from unrecall.recall.embedder import Embedder, make_embedder
 
-SYSTEMS = ("s0", "s1", "s2", "unrecall")
+SYSTEMS = ("s0", "s1", "s2", "unrecall", "unrecall-chat")
+REQUEST_SESSION = "forget-request"  # the chat session the request is said in
 BEFORE = "none"  # the no-deletion pass: native recovery before any deleter ran
 DEFAULT_OUT = Path("bench/results/trails")
 DEFAULT_FACTS = 40
@@ -296,6 +297,18 @@ def delete_unrecall(case: Case) -> Deletion:
     return Deletion(report=summary)
 
 
+def delete_unrecall_chat(case: Case) -> Deletion:
+    """unrecall with the request said in the chat: the request text as a
+    user message to ``Memory.add``, which must read it as a request and
+    cut the trail itself."""
+    report = case.mem.add(
+        [{"role": "user", "content": case.fact.request}],
+        user_id=USER,
+        session_id=REQUEST_SESSION,
+    )
+    return Deletion(report={"requests": len(report.requests)})
+
+
 def delete_nothing(case: Case) -> Deletion:
     """The no-deletion pass (native recovery before deletion)."""
     return Deletion()
@@ -307,6 +320,7 @@ DELETERS: dict[str, Callable[[Case], Deletion]] = {
     "s1": delete_s1,
     "s2": delete_s2,
     "unrecall": delete_unrecall,
+    "unrecall-chat": delete_unrecall_chat,
 }
 
 
@@ -602,6 +616,7 @@ class Report:
     network_attempts: list[str]
     revision: str | None
     write_episodes: bool = False  # episodes.json: 2-3 MB, regenerable from the seed
+    source: str | None = None  # the episode file, when not generated
 
     @property
     def facts(self) -> list[Fact]:
@@ -632,7 +647,7 @@ class Report:
         turns = [t for ep in self.episodes for t in ep.turns()]
         return {
             "episodes": len(self.episodes),
-            "sessions_per_episode": SESSIONS,
+            "sessions_per_episode": max(len(ep.sessions) for ep in self.episodes),
             "turns": len(turns),
             "user_turns": sum(t.role == "user" for t in turns),
             "filler_turns": sum(t.label == "filler" for t in turns),
@@ -687,7 +702,7 @@ def run_benchmark(
     emb = make_embedder(embedder)
     attempts: list[str] = []
     start = time.perf_counter()
-    runnable = [s for s in systems if s != "unrecall" or unrecall_available()]
+    runnable = [s for s in systems if not s.startswith("unrecall") or unrecall_available()]
     runs = {s: SystemRun(s, "ok" if s in runnable else UNAVAILABLE) for s in systems}
     before = SystemRun(BEFORE, "ok")
     ingest_seconds = 0.0
@@ -772,6 +787,8 @@ NOTES = {
     "LLM rerank (`run_benchmark(reranker=...)` takes an LLM one).",
     "unrecall": "`Memory.forget(request, user_id=...)` with the request text only: it has to "
     "find the disclosure and the trail itself.",
+    "unrecall-chat": "the request said as a user message to `Memory.add`: it has to read it "
+    "as a request, then find the disclosure and the trail itself.",
 }
 
 
@@ -780,9 +797,13 @@ def render_markdown(report: Report, command: str | None = None) -> str:
     s = report.summary()
     data = s["data"]
     ok = [r for r in report.runs if r.status == "ok"]
+    data_option = (
+        f"--episodes-file {report.source}"
+        if report.source
+        else f"--facts-per-type {len(report.episodes)} --seed {report.seed}"
+    )
     cmd = command or (
-        f"unrecall bench trails --facts-per-type {len(report.episodes)} --seed {report.seed} "
-        f"--systems {','.join(r.name for r in report.runs)}"
+        f"unrecall bench trails {data_option} --systems {','.join(r.name for r in report.runs)}"
     )
     before = s["before"]["total"]
     per_type = ", ".join(f"{data['types'][t]['facts']} {TYPE_LABELS[t]}" for t in TYPES)
@@ -791,7 +812,8 @@ def render_markdown(report: Report, command: str | None = None) -> str:
         "",
         f"`{cmd}`: MemCut-style evidence trails on {data['total']['facts']} protected facts "
         f"({per_type}) in "
-        f"{data['episodes']} generated episodes of {data['sessions_per_episode']} sessions "
+        f"{data['episodes']} {'hand-written' if report.source else 'generated'} episodes of "
+        f"{data['sessions_per_episode']} sessions "
         f"({data['turns']} turns, {data['user_turns']} of them user turns; seed {report.seed}, "
         f"data digest `{data['digest']}`). Each fact has one disclosure turn, "
         f"{data['total']['evidence_range'][0]}-{data['total']['evidence_range'][1]} evidence "
@@ -961,6 +983,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="generator seed (default: 0)")
     p.add_argument(
+        "--episodes-file",
+        metavar="PATH",
+        help="run on the episodes of this JSON file (e.g. written by outside authors) "
+        "instead of generating them; --facts-per-type, --seed and --filler are then unused",
+    )
+    p.add_argument(
         "--systems",
         default=",".join(SYSTEMS),
         help=f"comma-separated deleters (default: {','.join(SYSTEMS)})",
@@ -1025,9 +1053,19 @@ def run_cli(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     progress = reporter(args)
-    episodes = generate(args.facts_per_type, args.seed, args.filler)
+    source = getattr(args, "episodes_file", None)
+    if source:
+        try:
+            episodes = load_episodes(source)
+        except (OSError, ValueError) as e:  # AnnotationError is a ValueError
+            print(f"error: {source}: {e}", file=sys.stderr)
+            return 2
+    else:
+        episodes = generate(args.facts_per_type, args.seed, args.filler)
+    facts = sum(len(ep.facts) for ep in episodes)
     progress(
-        f"generated {len(episodes)} episodes, {4 * len(episodes)} facts (digest {digest(episodes)})"
+        f"{'loaded' if source else 'generated'} {len(episodes)} episodes, {facts} facts "
+        f"(digest {digest(episodes)})"
     )
     report = run_benchmark(
         episodes,
@@ -1040,4 +1078,5 @@ def run_cli(args: argparse.Namespace) -> int:
         progress=progress,
     )
     report.write_episodes = bool(getattr(args, "episodes", False))
+    report.source = source
     return finish(report, Path(args.out), write_outputs, progress)

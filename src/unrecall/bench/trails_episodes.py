@@ -2344,3 +2344,93 @@ def digest(episodes: Iterable[Episode]) -> str:
     """Short SHA-256 of the generated data: equal digests, equal episodes."""
     blob = json.dumps(episodes_json(episodes), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+# -- episode files (sets written by hand, e.g. by outside authors) -------------
+def _start(value: Any, where: str) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            when = dt.datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).timestamp()
+    raise AnnotationError(f"{where}: start must be epoch seconds or an ISO date")
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AnnotationError(f"{where} must be a list of strings")
+    return tuple(value)
+
+
+def episode_from_json(raw: dict[str, Any]) -> Episode:
+    """One episode from its JSON form (the shape ``episodes_json`` writes;
+    a session's ``start`` may also be an ISO date, and ``minimal_cut`` is
+    recomputed, never read). Raises ``AnnotationError`` on a missing or
+    mistyped field; the benchmark's rules are checked by ``validate_episode``."""
+    try:
+        eid = raw["id"]
+        sessions = []
+        for i, s in enumerate(raw["sessions"]):
+            turns = tuple(
+                Turn(
+                    key=t["key"],
+                    role=t["role"],
+                    text=t["text"],
+                    session=int(t.get("session", i)),
+                    label=t["label"],
+                    fact=t.get("fact"),
+                )
+                for t in s["turns"]
+            )
+            sessions.append(Session(i, s["id"], _start(s["start"], f"{eid}/{s['id']}"), turns))
+        facts = tuple(
+            Fact(
+                id=f["id"],
+                type=f["type"],
+                frame=f.get("frame", f["type"]),
+                episode=eid,
+                value=f["value"],
+                question=f["question"],
+                request=f["request"],
+                entities=_strings(f["entities"], f"{f['id']} entities"),
+                mentions=_strings(f["mentions"], f"{f['id']} mentions"),
+                disclosure=_strings(f["disclosure"], f"{f['id']} disclosure"),
+                evidence=_strings(f["evidence"], f"{f['id']} evidence"),
+                sufficient_sets=tuple(
+                    _strings(s, f"{f['id']} sufficient set") for s in f["sufficient_sets"]
+                ),
+                distractors=_strings(f["distractors"], f"{f['id']} distractors"),
+            )
+            for f in raw["facts"]
+        )
+    except (KeyError, TypeError) as e:
+        raise AnnotationError(f"episode {raw.get('id', '?')!s}: missing or bad field {e}") from e
+    ep = Episode(eid, tuple(sessions), facts)
+    keys = [t.key for t in ep.turns()]
+    if len(set(keys)) != len(keys):
+        raise AnnotationError(f"{eid}: duplicate turn keys")
+    for f in facts:
+        if f.type not in TYPES:
+            raise AnnotationError(f"{f.id}: type must be one of {', '.join(TYPES)}")
+        named = {*f.disclosure, *f.evidence, *f.distractors}
+        if not named <= set(keys):
+            raise AnnotationError(f"{f.id}: names a turn key the episode does not have")
+    return ep
+
+
+def load_episodes(path: str | Any) -> list[Episode]:
+    """Episodes from a JSON file (a list, or ``{"episodes": [...]}``), each
+    checked by ``validate_episode``; raises ``AnnotationError`` listing the
+    problems of an invalid file."""
+    with open(path, encoding="utf-8") as fh:
+        raw = json.load(fh)
+    items = raw["episodes"] if isinstance(raw, dict) else raw
+    episodes = [episode_from_json(r) for r in items]
+    problems = [p for ep in episodes for p in validate_episode(ep)]
+    if problems:
+        raise AnnotationError("; ".join(problems))
+    return episodes
