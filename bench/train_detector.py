@@ -6,12 +6,15 @@
 Training data (all in the repository): the labelled turns of the briefed
 authors (``bench/requests/authors/author_*.jsonl``), the early labelled
 corpora (``tests/data/forget_requests*.jsonl``), the user turns of the
-development unlearning suites (request turns vs the rest) and 3,000 plain
-statements of the perf corpus. The user turns of the Memora
+development unlearning suites (request turns vs the rest), 3,000 plain
+statements of the perf corpus, and ordinary chat of long conversations
+(LoCoMo's development conversations, the development trail episodes, 2,000
+generated trail turns), where updates abound. The user turns of the Memora
 development personas are hard negatives too; each persona's false alarms
 are measured by a model trained without it. Held out of training and of
-every choice made here: author F (``bench/heldout/requests_author_f.jsonl``)
-and 5,000 other perf statements.
+every choice made here: author F (``bench/heldout/requests_author_f.jsonl``),
+5,000 other perf statements, and the user turns of the held-out dialogues
+(``bench/heldout/trails_fresh_b.json``, ``unlearning_fresh_b.json``).
 
 The regularisation strength and the decision threshold are chosen by
 leave-one-author-out cross-validation over the briefed authors, so they are
@@ -34,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from unrecall.bench.trails_episodes import generate, load_episodes
 from unrecall.dialogue.requests import detect
 from unrecall.pipeline.detector import CLASSES, Detector, load
 from unrecall.pipeline.features import BUCKETS, featurize
@@ -44,6 +48,12 @@ HELDOUT = ROOT / "bench/heldout/requests_author_f.jsonl"
 SUITES = ROOT / "src/unrecall/bench/data"
 MEMORA = ROOT.parent / "shared/datasets/memora/weekly"
 ASSET = ROOT / "src/unrecall/pipeline/assets/detector.npz"
+LOCOMO = ROOT.parent / "shared/datasets/locomo/locomo_dev5.json"
+TRAILS_DEV = ROOT / "bench/devsets/trails_fresh_a.json"
+FRESH_DEV = ROOT / "bench/devsets/unlearning_fresh_a.json"
+# Measured only, never trained on or chosen by: held-out dialogues of outside authors.
+TRAILS_HELD = ROOT / "bench/heldout/trails_fresh_b.json"
+FRESH_HELD = ROOT / "bench/heldout/unlearning_fresh_b.json"
 sys.path.insert(0, str(ROOT / "bench"))
 from perf import make_corpus  # noqa: E402  (the sibling script's statements)
 
@@ -69,20 +79,45 @@ def jsonl(path: Path) -> list[Row]:
     return rows
 
 
-def suite_rows(name: str) -> list[Row]:
-    """User turns of an unlearning suite: request turns take their request's type."""
-    suite = json.loads((SUITES / f"{name}.json").read_text(encoding="utf-8"))
+def suite_rows(path: Path) -> list[Row]:
+    """User turns of an unlearning suite: the first turn of each request
+    takes its request's type, the others are statements. The later turns of
+    a request are left out: they are often the user's answer to a
+    clarifying question ("no, keep the office one"), not a request, and the
+    suites do not say which."""
+    suite = json.loads(path.read_text(encoding="utf-8"))
     rows: list[Row] = []
     for d in suite["dialogues"]:
         kinds = {r["id"]: r["type"] for r in d["requests"]}
-        previous = None
+        previous, seen = None, set()
         for s in d["sessions"]:
             for t in s["turns"]:
                 if "u" not in t:
                     continue
-                label = kinds[t["request"]] if t.get("request") else "none"
-                rows.append((t["u"], previous, label))
+                if t.get("request") not in seen:
+                    label = kinds[t["request"]] if t.get("request") else "none"
+                    rows.append((t["u"], previous, label))
+                if t.get("request"):
+                    seen.add(t["request"])
                 previous = t["u"]
+    return rows
+
+
+def chat_negatives() -> list[Row]:
+    """Ordinary chat of long conversations, where most turns are statements
+    and many are updates ("my op moved again", "now it's 42 mil"), not
+    requests: every turn of the LoCoMo development conversations, the user
+    turns of the development trail episodes written by an outside author,
+    and those of 2,000 generated trail turns."""
+    rows: list[Row] = []
+    for conv in json.loads(LOCOMO.read_text(encoding="utf-8")):
+        c = conv["conversation"]
+        rows += [(t["text"], None, "none") for k, v in c.items()
+                 if k.startswith("session_") and isinstance(v, list) for t in v]  # fmt: skip
+    rows += [(t.text, None, "none") for ep in load_episodes(TRAILS_DEV) for t in ep.turns()
+             if t.role == "user"]  # fmt: skip
+    generated = [t.text for ep in generate(8, seed=11) for t in ep.turns() if t.role == "user"]
+    rows += [(t, None, "none") for t in generated[:2000]]
     return rows
 
 
@@ -174,6 +209,17 @@ def report(det: Detector, held: list[Row], perf: list[str]) -> None:
         print(f"author F, {name}: precision {p:.3f} recall {r:.3f} ({tp} found of "
               f"{int(truth.sum())}, {fp} false alarms of {int((~truth).sum())}); "
               f"kind right {ok}/{tp}")  # fmt: skip
+    dialogue = [(t.text, None, "none") for ep in load_episodes(TRAILS_HELD) for t in ep.turns()
+                if t.role == "user"] + suite_rows(FRESH_HELD)  # fmt: skip
+    truth = np.array([label != "none" for *_, label in dialogue])
+    said = np.array([det.read(t, p, rule_features(t, p)).p_request >= det.threshold
+                     for t, p, _ in dialogue])  # fmt: skip
+    rules_said = np.array([rule_features(t, p)[0] != "none" for t, p, _ in dialogue])
+    for name, found in (("rules", rules_said), ("learned", said)):
+        print(f"held-out dialogues (trails B, unlearning fresh B), {name}: "
+              f"{int((found & truth).sum())} of {int(truth.sum())} request turns found, "
+              f"{int((found & ~truth).sum())} false alarms of {int((~truth).sum())} other "
+              f"user turns")  # fmt: skip
     fa = sum(det.read(t, None, rule_features(t, None)).p_request >= det.threshold for t in perf)
     fr = sum(detect(t) is not None for t in perf)
     print(f"held-out perf statements: learned {fa}/{len(perf)} false alarms, "
@@ -202,7 +248,8 @@ def main() -> int:
     common: list[Row] = [r for p in sorted((ROOT / "tests/data").glob("forget_requests*.jsonl"))
                          for r in jsonl(p)]  # fmt: skip
     for name in ("unlearning_suite", "unlearning_dev2", "unlearning_dev3", "unlearning_dev4"):
-        common += suite_rows(name)
+        common += suite_rows(SUITES / f"{name}.json")
+    common += suite_rows(FRESH_DEV) + chat_negatives()
     common += [(s, None, "none") for s in statements[:3000]]
     memora = {p: [(t, None, "none") for t in turns] for p, turns in memora_turns().items()}
     every_memora = [r for rows in memora.values() for r in rows]

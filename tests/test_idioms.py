@@ -67,16 +67,19 @@ def test_weekday_abbreviations_and_german_compounds_are_windows() -> None:
 def test_a_request_split_over_two_turns_takes_the_first_turns_object(mem: Memory) -> None:
     say(mem, "user", "My mum's dementia diagnosis came through in May.")
     say(mem, "user", "My sister Ana lives in Porto.")
-    say(mem, "user", "the thing I told you about my mum's diagnosis...", session="s2", at=T0 + DAY)
+    first = say(
+        mem, "user", "the thing I told you about my mum's diagnosis...", session="s2", at=T0 + DAY
+    )
     report = say(mem, "user", "yes. please bin it.", session="s2", at=T0 + DAY + 60)
-    (req,) = report.requests
-    assert req.count >= 1
+    # the learned reader may take the first half for the request already
+    done = first.requests + report.requests
+    assert sum(r.count for r in done) >= 1
     assert "dementia" not in held(mem)
     assert "porto" in recalled(mem, "where does my sister live")
     # the pointing-back turn went with the request, from every file
     assert "mum's diagnosis" not in held(mem)
     assert mem.verify_erased(["dementia", "mum's diagnosis"]).clean
-    assert "dementia" not in str(mem.history(report.requests[0].request_turn, user_id="dana"))
+    assert "dementia" not in str(mem.history(done[0].request_turn, user_id="dana"))
 
 
 def test_a_pointing_back_turn_after_a_statement_of_its_own_is_not_split(mem: Memory) -> None:

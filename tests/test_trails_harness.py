@@ -16,7 +16,6 @@ from unrecall.bench.trails import (
     SYSTEMS,
     UNAVAILABLE,
     BuiltEpisode,
-    IngestError,
     evaluate,
     fresh_store,
     ingest,
@@ -30,13 +29,17 @@ from unrecall.bench.trails import (
 )
 from unrecall.bench.trails_episodes import (
     TYPES,
+    AnnotationError,
     Episode,
     Fact,
     Session,
     digest,
     enumerate_sets,
+    episode_from_json,
+    episodes_json,
     generate,
     has_value,
+    load_episodes,
     minimal_cut,
     validate_episode,
 )
@@ -283,14 +286,47 @@ def test_native_recovery_before_deletion(tiny: BuiltEpisode, embedder: HashingEm
     assert all(r.native for r in results)
 
 
-def test_ingest_refuses_a_turn_read_as_a_request(tmp_path: Path, embedder: HashingEmbedder) -> None:
+def test_ingest_records_a_turn_read_as_a_request(tmp_path: Path, embedder: HashingEmbedder) -> None:
+    # executed, as it would be for a user, and counted: a false alarm of the reader
     ep = generate(1, seed=0, filler=2)[0]
     first = ep.sessions[0]
     turn = dataclasses.replace(first.turns[0], text="Please forget my PIN 4471.")
     session = Session(first.index, first.id, first.start, (turn, *first.turns[1:]))
     broken = Episode(ep.id, (session, *ep.sessions[1:]), ep.facts)
-    with pytest.raises(IngestError):
-        ingest(broken, tmp_path, embedder)
+    built = ingest(broken, tmp_path, embedder)
+    assert built.false_alarms == [turn.key]
+    assert set(built.uid) == {t.key for t in broken.turns()}
+
+
+def test_episode_files_round_trip_and_are_validated(tmp_path: Path) -> None:
+    episodes = generate(1, seed=2, filler=3)
+    path = tmp_path / "eps.json"
+    path.write_text(json.dumps(episodes_json(episodes)), encoding="utf-8")
+    assert episodes_json(load_episodes(path)) == episodes_json(episodes)
+    raw = episodes_json(episodes)
+    raw[0]["facts"][0]["distractors"] = raw[0]["facts"][0]["distractors"][:2]
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(AnnotationError, match="distractors"):
+        load_episodes(path)
+    raw[0]["facts"][0].pop("value")
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    with pytest.raises(AnnotationError, match="missing or bad field"):
+        load_episodes(path)
+
+
+def test_iso_dates_are_accepted_for_a_session_start() -> None:
+    raw = episodes_json(generate(1, seed=2, filler=3))[0]
+    raw["sessions"][0]["start"] = "2026-02-03T09:15:00"
+    ep = episode_from_json(raw)
+    assert ep.sessions[0].start == 1770110100.0
+
+
+def test_the_chat_deleter_says_the_request_as_a_user_turn(
+    tiny: BuiltEpisode, embedder: HashingEmbedder
+) -> None:
+    fact = tiny.episode.facts[0]
+    result = evaluate("unrecall-chat", fact, tiny, embedder, pool_size=6, budget=3, k=5)
+    assert "requests" in result.report
 
 
 @pytest.fixture
@@ -367,7 +403,7 @@ def test_cli_parses_the_trails_subcommand() -> None:
     assert (args.facts_per_type, args.seed, args.systems) == (3, 7, "s0,s2")
     assert (args.pool, args.budget, args.k) == (20, 10, 10)
     assert args.out == str(trails.DEFAULT_OUT)
-    assert set(SYSTEMS) == {"s0", "s1", "s2", "unrecall"}
+    assert set(SYSTEMS) == {"s0", "s1", "s2", "unrecall", "unrecall-chat"}
 
 
 def test_cli_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,8 +20,11 @@ from unrecall.control.erasure import ErasureReport, scan_files
 from unrecall.control.forget_requests import RequestExecutor
 from unrecall.control.operations import ControlPlane, NewTurn, Tenant
 from unrecall.control.trails import BUDGET, TrailForgetter
-from unrecall.dialogue.requests import detect, points_back
+from unrecall.dialogue.requests import points_back
 from unrecall.errors import InvalidInput, NotFound
+from unrecall.pipeline.execute import RequestPipeline
+from unrecall.pipeline.interpret import Interpreter
+from unrecall.pipeline.read import read
 from unrecall.recall.clauses import split_clauses
 from unrecall.recall.embedder import Embedder, make_embedder
 from unrecall.recall.entities import EntityGraph
@@ -100,7 +103,8 @@ class Memory:
     device are refused (``InvalidInput``); a file that cannot be opened or written, is
     not a database, or is a database unrecall did not make is refused
     untouched (``StoreError``). ``max_text_chars`` (a positive int) bounds
-    every text and query.
+    every text and query. ``interpreter`` (off by default) lets the agent's
+    own LLM read forget requests said in the chat (``pipeline.interpret``).
     """
 
     def __init__(
@@ -109,6 +113,7 @@ class Memory:
         *,
         embedder: str | Embedder = "minilm",
         max_text_chars: int = DEFAULT_MAX_CHARS,
+        interpreter: Interpreter | None = None,
     ) -> None:
         where = check_path(default_path() if path is None else path)
         self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
@@ -118,7 +123,10 @@ class Memory:
         self.audit = AuditLog(self.storage)
         self.control = ControlPlane(self.storage, self.recall, self.audit)
         self.requests = RequestExecutor(self.control)
+        if interpreter is not None and not isinstance(interpreter, Interpreter):
+            raise InvalidInput("interpreter must be an unrecall Interpreter or None")
         self.trails = TrailForgetter(self.control)
+        self.pipeline = RequestPipeline(self.requests, self.trails, interpreter)
         try:
             self._upgrade()
         except BaseException:  # the store stays as it was; do not leak the handle
@@ -297,25 +305,28 @@ class Memory:
                 flush()
                 self.requests.link(tenant, repeated, turn_ids[-1])
                 continue
-            request, reference = detect(turn.text), None
-            if request is None and points_back(turn.text):
+            reference = None
+            if points_back(turn.text):
                 # "the thing about my mum..." / "yes. can you forget it?"
                 flush()
                 reference = self._previous_user_turn(tenant, session)
-                request = detect(turn.text, reference.text) if reference else None
-            if request is None:
+            reading = read(turn.text, reference.text if reference else None)
+            if not reading.request:
                 run.append(turn)
                 continue
             flush()
-            report = self.requests.execute(
+            report = self.pipeline.handle(
                 tenant,
-                request,
+                reading,
                 turn.text,
                 session_id=session,
                 at=at,
                 metadata=meta,
-                reference=reference,
+                reference=reference if reading.previous is not None else None,
             )
+            if report is None:  # the interpreter read a statement
+                run.append(turn)
+                continue
             done.append(report)
             created.extend(report.created)
             turn_ids.append(report.request_turn)
@@ -573,7 +584,7 @@ class Memory:
         request = check_text(request, "request", self.max_text_chars)
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
             raise InvalidInput("budget must be a non-negative integer")
-        return self.trails.forget(self._existing(user_id, agent_id, None), request, budget)
+        return self.pipeline.forget(self._existing(user_id, agent_id, None), request, budget)
 
     def residual(
         self, request: str, *, user_id: str | None = None, agent_id: str | None = None

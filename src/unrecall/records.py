@@ -83,7 +83,8 @@ class ForgetReport:
     ``trail``) stores no request turn, lists in ``residual`` the ids of
     surviving memories that still connect the request's entities, and counts
     in ``collateral`` the removed memories that were neither the fact nor its
-    evidence (other clauses of a cut turn).
+    evidence (other clauses of a cut turn). ``reader`` says who read the
+    request and ``strategy`` how it was carried out (``pipeline.plan``).
     """
 
     kind: str
@@ -97,6 +98,8 @@ class ForgetReport:
     request_turn: str
     residual: list[str] = field(default_factory=list)
     collateral: int = 0
+    reader: str = "learned"  # who read the request: ``learned`` or ``interpreter``
+    strategy: str = ""  # how it was carried out (``pipeline.plan.STRATEGIES``)
 
     @property
     def count(self) -> int:

@@ -9,25 +9,32 @@ import math
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+LOOPBACK = ("127.0.0.1", "::1")
+
 
 @contextmanager
-def network_guard() -> Iterator[list[str]]:
+def network_guard(allow: Collection[tuple[str, int]] = ()) -> Iterator[list[str]]:
     """Refuse (and record) every IP connection and DNS lookup in the block.
 
-    Unix sockets and socket pairs (event loops) stay allowed. The yielded
-    list collects ``host:port`` of each attempt.
+    Unix sockets and socket pairs (event loops) stay allowed, and so do
+    connections to the loopback ``(address, port)`` pairs in ``allow`` (a
+    local model server). The yielded list collects ``host:port`` of each
+    attempt.
     """
+    allowed = {(host, port) for host, port in allow if host in LOOPBACK}
     attempts: list[str] = []
     real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
     real_getaddrinfo = socket.getaddrinfo
 
     def blocked(sock: socket.socket, address: Any) -> bool:
-        if sock.family in (socket.AF_INET, socket.AF_INET6):
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and (
+            (address[0], address[1]) not in allowed
+        ):
             attempts.append(f"connect {address[0]}:{address[1]}")
             return True
         return False
@@ -43,6 +50,8 @@ def network_guard() -> Iterator[list[str]]:
         return real_connect_ex(sock, address)
 
     def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if (host, port) in allowed:
+            return real_getaddrinfo(host, port, *args, **kwargs)
         attempts.append(f"resolve {host}:{port}")
         raise socket.gaierror(socket.EAI_NONAME, "network disabled during the benchmark")
 

@@ -15,12 +15,14 @@ end-to-end gap the harnesses measure.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Protocol
 
 from unrecall.bench.forgeteval import UnrecallAdapter
 from unrecall.bench.peers import Adapter, make_adapter, shared_minilm
 from unrecall.memory import Memory
+from unrecall.pipeline.interpret import Interpreter
 
 
 class DialogueSystem(Protocol):
@@ -41,8 +43,9 @@ class UnrecallDialogue:
 
     name = "unrecall"
 
-    def __init__(self) -> None:
-        self._store = UnrecallAdapter(shared_minilm(), store_per_case=True)
+    def __init__(self, interpreter: Interpreter | None = None) -> None:
+        self._store = UnrecallAdapter(shared_minilm(), store_per_case=True, interpreter=interpreter)
+        self.readers: Counter[str] = Counter()  # who read each request executed
 
     @property
     def memory(self) -> Memory:
@@ -55,12 +58,13 @@ class UnrecallDialogue:
 
     def add_turn(self, role: str, text: str, *, session_id: str, timestamp: float) -> None:
         """Ingest one chat message (requests in it are executed by ``add``)."""
-        self.memory.add(
+        report = self.memory.add(
             [{"role": role, "content": text}],
             user_id=self._store.user,
             session_id=session_id,
             timestamp=timestamp,
         )
+        self.readers.update(r.reader for r in report.requests)
 
     def recall_texts(self, q: str, k: int) -> list[str]:
         """Texts of the top-``k`` hybrid hits."""
@@ -109,9 +113,10 @@ class PeerDialogue:
             close()
 
 
-def make_dialogue_system(name: str) -> DialogueSystem:
+def make_dialogue_system(name: str, interpreter: Interpreter | None = None) -> DialogueSystem:
     """Build the named system for dialogue replay (``PeerUnavailable`` when a
-    peer's package is missing, ``KeyError`` for an unknown name)."""
+    peer's package is missing, ``KeyError`` for an unknown name); unrecall
+    reads requests with ``interpreter`` when one is given."""
     if name == "unrecall":
-        return UnrecallDialogue()
+        return UnrecallDialogue(interpreter)
     return PeerDialogue(make_adapter(name))

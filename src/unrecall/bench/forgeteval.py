@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from unrecall.memory import Memory
+from unrecall.pipeline.interpret import Interpreter
 from unrecall.recall.embedder import Embedder
 
 USER = "forgeteval"
@@ -32,9 +33,14 @@ class UnrecallAdapter:
     name = "unrecall"
 
     def __init__(
-        self, embedder: str | Embedder = "minilm", *, store_per_case: bool = False
+        self,
+        embedder: str | Embedder = "minilm",
+        *,
+        store_per_case: bool = False,
+        interpreter: Interpreter | None = None,
     ) -> None:
         self._embedder = embedder
+        self._interpreter = interpreter
         self.store_per_case = store_per_case
         self._dir: Path | None = None
         self._mem: Memory | None = None
@@ -53,7 +59,9 @@ class UnrecallAdapter:
         if self.store_per_case or self._mem is None:
             self.close()
             self._dir = Path(tempfile.mkdtemp(prefix="unrecall-forgeteval-"))
-            self._mem = Memory(self._dir / "case.db", embedder=self._embedder)
+            self._mem = Memory(
+                self._dir / "case.db", embedder=self._embedder, interpreter=self._interpreter
+            )
         self.user = f"{USER}-{next(self._cases)}"
 
     def inscribe(self, text: str) -> str:

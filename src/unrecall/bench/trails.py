@@ -131,16 +131,19 @@ class BuiltEpisode:
     uid: dict[str, str]
     key: dict[str, str]
     seconds: float
+    false_alarms: list[str] = field(default_factory=list)  # keys of turns read as requests
 
 
 def ingest(episode: Episode, folder: Path, embedder: Embedder) -> BuiltEpisode:
     """Ingest ``episode`` into ``folder/<id>.db`` through ``Memory.add`` (a
-    user turn and its reply per call) and close it. Raises ``IngestError``
-    when a turn does not become exactly one source turn, e.g. when ``add``
-    reads a generated turn as a forget request and executes it."""
+    user turn and its reply per call) and close it. A turn that ``add``
+    reads as a forget request is executed, as it would be for a user, and
+    its key is kept in ``false_alarms``. Raises ``IngestError`` when a
+    message does not become exactly one source turn."""
     start = time.perf_counter()
     path = folder / f"{episode.id}.db"
     uid: dict[str, str] = {}
+    alarms: list[str] = []
     with Memory(path, embedder=embedder) as mem:
         for session in episode.sessions:
             turns = session.turns
@@ -153,14 +156,16 @@ def ingest(episode: Episode, folder: Path, embedder: Embedder) -> BuiltEpisode:
                     timestamp=session.start + i * TURN_SECONDS,
                 )
                 ids = report.detail.get("turns", [])
-                if report.requests or len(ids) != len(pair):
+                if report.requests:
+                    alarms.append(pair[0].key)
+                if len(ids) != len(pair):
                     raise IngestError(
                         f"{pair[0].key}: add made {len(ids)} turns and ran "
                         f"{len(report.requests)} requests for {len(pair)} messages"
                     )
                 uid.update({t.key: u for t, u in zip(pair, ids, strict=True)})
     return BuiltEpisode(
-        episode, path, uid, {u: k for k, u in uid.items()}, time.perf_counter() - start
+        episode, path, uid, {u: k for k, u in uid.items()}, time.perf_counter() - start, alarms
     )
 
 
@@ -617,6 +622,7 @@ class Report:
     revision: str | None
     write_episodes: bool = False  # episodes.json: 2-3 MB, regenerable from the seed
     source: str | None = None  # the episode file, when not generated
+    false_alarms: list[str] = field(default_factory=list)  # turns read as requests at ingest
 
     @property
     def facts(self) -> list[Fact]:
@@ -674,6 +680,7 @@ class Report:
             },
             "seconds": round(self.seconds, 1),
             "ingest_seconds": round(self.ingest_seconds, 1),
+            "ingest_false_alarms": self.false_alarms,
             "network_attempts": len(self.network_attempts),
             "data": self.data_summary(),
             "before": self.before.summary(),
@@ -706,11 +713,13 @@ def run_benchmark(
     runs = {s: SystemRun(s, "ok" if s in runnable else UNAVAILABLE) for s in systems}
     before = SystemRun(BEFORE, "ok")
     ingest_seconds = 0.0
+    alarms: list[str] = []
     guarded = network_guard() if guard else _no_guard()
     with tempfile.TemporaryDirectory(prefix="unrecall-trails-base-") as base, guarded as seen:
         for ep in episodes:
             built = ingest(ep, Path(base), emb)
             ingest_seconds += built.seconds
+            alarms += built.false_alarms
             for fact in ep.facts:
                 before.results.append(
                     evaluate(BEFORE, fact, built, emb, pool_size=pool, budget=budget, k=k)
@@ -746,6 +755,7 @@ def run_benchmark(
         time.perf_counter() - start,
         attempts,
         revision(),
+        false_alarms=alarms,
     )
 
 
@@ -831,7 +841,9 @@ def render_markdown(report: Report, command: str | None = None) -> str:
         f"Revision `{s['revision'] or 'unknown'}`, embedder `{report.embedder}`, pool "
         f"{report.pool}, budget {report.budget}; {os.cpu_count()} CPU cores, Python "
         f"{platform.python_version()}; {s['seconds']} s in all ({s['ingest_seconds']} s "
-        f"ingest); network attempts during the run: {s['network_attempts']}.",
+        f"ingest); network attempts during the run: {s['network_attempts']}. User turns read "
+        f"as forget requests while ingesting (executed, as for a user): "
+        f"{len(report.false_alarms)}.",
         "",
         f"Native recovery before any deletion: {_pct(before['native'])}.",
         "",

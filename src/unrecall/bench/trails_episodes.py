@@ -2361,7 +2361,7 @@ def _start(value: Any, where: str) -> float:
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise AnnotationError(f"{where} must be a list of strings")
     return tuple(value)
 

@@ -90,12 +90,14 @@ import platform
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from unrecall.bench.common import (
+    LOOPBACK,
     chosen_systems,
     finish,
     merge_kept,
@@ -106,6 +108,7 @@ from unrecall.bench.common import (
 )
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
 from unrecall.bench.peers import DEFAULT_SYSTEMS, SYSTEMS, PeerUnavailable, system_version
+from unrecall.pipeline.interpret import Interpreter
 
 TOP_K = 10
 DEFAULT_OUT = Path("bench/results/unlearning")
@@ -886,6 +889,7 @@ class SystemRun:
     requests: list[RequestResult] = field(default_factory=list)
     preservation: list[PreservationResult] = field(default_factory=list)
     seconds: float = 0.0
+    readers: dict[str, int] = field(default_factory=dict)  # requests per reader (unrecall)
 
     def summary(self) -> dict[str, Any]:
         """Overall and per-type metrics, JSON-ready."""
@@ -894,6 +898,8 @@ class SystemRun:
             "version": self.version,
             "seconds": self.seconds,
         }
+        if self.readers:
+            out["readers"] = dict(self.readers)
         if self.status != "ok":
             return out
         out["total"] = tally(self.requests, self.preservation)
@@ -989,6 +995,7 @@ def run_system(
                 ok = sum(r.passed for r in reqs)
                 progress(f"{name}: {d.id} {ok}/{len(reqs)} requests pass")
     finally:
+        run.readers = dict(getattr(system, "readers", {}))
         system.close()
     run.seconds = round(time.perf_counter() - start, 1)
     return run
@@ -1003,13 +1010,15 @@ def run_benchmark(
     factory: Callable[[str], DialogueSystem] = make_dialogue_system,
     progress: Callable[[str], None] | None = None,
     guard: bool = True,
+    allow: Collection[tuple[str, int]] = (),
 ) -> Report:
-    """Score every system, one after another, with the network refused."""
+    """Score every system, one after another, with the network refused
+    (but for the loopback ``(address, port)`` pairs in ``allow``)."""
     runs: list[SystemRun] = []
     attempts: list[str] = []
     for name in systems:
         if guard:
-            with network_guard() as seen:
+            with network_guard(allow) as seen:
                 runs.append(
                     run_system(
                         name, suite, k=k, dialogues=dialogues, factory=factory, progress=progress
@@ -1083,6 +1092,10 @@ def render_markdown(report: Report, chart: str | None = "unlearning.png") -> str
         ver = run.version or "–"
         lines.append(f"| {run.name} | {ver} | {cells} | [{lo:.1f}, {hi:.1f}] | {run.seconds} |")
     lines.append("")
+    for run in report.systems:
+        if run.readers:
+            said = ", ".join(f"{n} by the {who} reader" for who, n in sorted(run.readers.items()))
+            lines += [f"{run.name}: requests executed over both versions: {said}.", ""]
     if ran:
         kinds = [k for k in KINDS if any(k in s["systems"][r.name]["types"] for r in ran)]
         type_keys = [m for m in METRICS if m[0] != "preservation"]
@@ -1325,6 +1338,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="keep earlier results of systems not in --systems from --out "
         "(same suite, k and dialogues)",
     )
+    p.add_argument(
+        "--interpreter",
+        metavar="URL",
+        help="unrecall reads requests with the LLM at this OpenAI-compatible endpoint "
+        "(.../v1; e.g. a local llama-cpp server); the dialogues' texts are sent to it",
+    )
+    p.add_argument("--interpreter-model", default="default", help="the endpoint's model name")
+    p.add_argument(
+        "--interpreter-timeout",
+        type=float,
+        default=120.0,
+        help="seconds per interpretation before the default reader decides (default: 120)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
 
 
@@ -1344,7 +1370,26 @@ def run_cli(args: argparse.Namespace) -> int:
 
     progress = reporter(args)
 
-    report = run_benchmark(suite, systems, k=args.k, dialogues=args.limit, progress=progress)
+    interpreter, allow = None, []
+    if args.interpreter:
+        where = urlsplit(args.interpreter)
+        if where.hostname not in LOOPBACK or where.port is None:
+            print("error: --interpreter must be a loopback URL with a port, e.g. "
+                  "http://127.0.0.1:8080/v1 (the run stays offline)", file=sys.stderr)  # fmt: skip
+            return 2
+        interpreter = Interpreter(
+            args.interpreter, args.interpreter_model, timeout=args.interpreter_timeout
+        )
+        allow = [(where.hostname, where.port)]
+    report = run_benchmark(
+        suite,
+        systems,
+        k=args.k,
+        dialogues=args.limit,
+        progress=progress,
+        factory=lambda name: make_dialogue_system(name, interpreter),
+        allow=allow,
+    )
     if args.merge:
         kept = [
             r

@@ -338,6 +338,94 @@ class RequestExecutor:
         )
         return report
 
+    def finds(
+        self, tenant: Tenant, request: ForgetRequest, text: str, session: str | None, at: float
+    ) -> list[MemoryRow] | None:
+        """The memories the rules' reading of a request names (read-only:
+        the plan ``execute`` would make, not applied); None when it names
+        nothing stored."""
+        self._rows.clear()
+        found = self._plan(tenant, request, text, session, at)
+        self._rows.clear()
+        return found.rows if found.rows or found.turns else None
+
+    def execute_rows(
+        self,
+        tenant: Tenant,
+        rows: list[MemoryRow],
+        text: str,
+        *,
+        kind: str,
+        language: str,
+        match: str,
+        session_id: str | None,
+        at: float,
+        metadata: dict[str, Any],
+        keep_turn: bool = False,
+        values: Sequence[str] = (),
+        new_value: str | None = None,
+    ) -> ForgetReport:
+        """Forget memories the resolve stage found for a request said in
+        ``text``: each row and its copies deleted with closure (source turns
+        scrubbed, assistant repetitions and turns still saying one of their
+        identifiers too), in one transaction. The request turn is stored as
+        ``[asked to forget: <kind>]``; with ``keep_turn`` (a replacement,
+        whose turn says the new value) it is stored as said, and its clauses
+        become memories. With ``values``, a row that says more than them
+        keeps the rest: the values are cut out, or replaced by ``new_value``."""
+        with self.storage.transaction():
+            self._rows.clear()
+            gone = rows + self._copies(tenant, rows)
+            idents = identifiers_in(gone)
+            extra = self._turns_saying(tenant, idents)
+            survivors = [
+                r.text for r in self._memories(tenant, STATES) if r.id not in {g.id for g in gone}
+            ]
+            said = idents + self._salient(gone, survivors)
+            removed, rewritten = self._split(gone, list(values)) if values else (gone, [])
+            request = ForgetRequest(kind, language, values[0] if values else "", new_value)
+            plan = _Plan(values=list(values), new_value=new_value)
+            replacements = self._rewrite(tenant, rewritten, plan, request, at)
+            turns = self.control._purge_rows(gone, extra)
+            stored = text if keep_turn else f"[asked to forget: {kind}]"
+            turn = self.storage.add_turn(tenant.id, "user", stored, session_id, at, metadata)
+            self.storage.index_turn(turn, self.recall.hasher.document(stored))
+            kept = split_clauses(text) if keep_turn else []
+            created = [
+                self.control._derive(
+                    tenant,
+                    clause,
+                    "message" if len(kept) == 1 else "clause",
+                    [turn.id],
+                    at,
+                    None,
+                    {**metadata, "role": "user"},
+                )
+                for clause in kept
+            ]
+            self.recall.index_memories(created + replacements)
+            report = ForgetReport(
+                kind=kind,
+                language=language,
+                categories=[],
+                match=match,
+                removed=[r.uid for r in removed],
+                rewritten=[r.uid for r in rewritten],
+                created=[m.uid for m in created + replacements],
+                turns_removed=turns,
+                request_turn=turn.uid,
+            )
+            self.control.audit.record(
+                tenant.handle,
+                "forget_request",
+                [*report.removed, *report.rewritten, *report.created, turn.uid],
+                {"kind": kind, "language": language, "match": match, "removed": len(removed),
+                 "rewritten": len(rewritten), "turns": turns},
+            )  # fmt: skip
+        self._rows.clear()
+        self._guard(tenant, session_id, said)
+        return report
+
     # -- planning ---------------------------------------------------------
     def _plan(
         self, tenant: Tenant, request: ForgetRequest, text: str, session: str | None, at: float

@@ -38,15 +38,44 @@ Candidates:
 {candidates}"""
 
 
+def complete(
+    base_url: str,
+    model: str,
+    prompt: str,
+    *,
+    api_key: str | None = None,
+    timeout: float = 60.0,
+    what: str = "rerank",
+) -> str:
+    """The answer of a chat model at an OpenAI-compatible ``base_url``
+    (``.../v1``) to one user message, at temperature 0. Any failure raises
+    :class:`~unrecall.errors.RerankError` naming ``what`` endpoint failed,
+    never the prompt."""
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    body = json.dumps(
+        {"model": model, "temperature": 0, "messages": [{"role": "user", "content": prompt}]}
+    ).encode()
+    req = urllib.request.Request(
+        base_url.rstrip("/") + "/chat/completions", body, headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return str(json.loads(resp.read())["choices"][0]["message"]["content"])
+    except urllib.error.HTTPError as exc:
+        raise RerankError(f"the {what} endpoint answered HTTP {exc.code}") from None
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        raise RerankError(f"the {what} endpoint is unreachable ({type(exc).__name__})") from None
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise RerankError(f"the {what} endpoint sent no chat completion") from None
+
+
 def openai_rerank(
     base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0
 ) -> Rerank:
     """A rerank hook that asks a chat model at an OpenAI-compatible
     ``base_url`` (``.../v1``) to score each candidate; see the module."""
-    url = base_url.rstrip("/") + "/chat/completions"
-    headers = {"Content-Type": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
 
     def rerank(request: str, disclosures: list[str], texts: list[str]) -> Sequence[float]:
         prompt = _PROMPT.format(
@@ -54,25 +83,7 @@ def openai_rerank(
             disclosures="\n".join(f"- {d}" for d in disclosures) or "- (none found)",
             candidates="\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1)),
         )
-        body = json.dumps(
-            {
-                "model": model,
-                "temperature": 0,
-                "messages": [{"role": "user", "content": prompt}],
-            }
-        ).encode()
-        req = urllib.request.Request(url, body, headers, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp:
-                answer = json.loads(resp.read())["choices"][0]["message"]["content"]
-        except urllib.error.HTTPError as exc:
-            raise RerankError(f"the rerank endpoint answered HTTP {exc.code}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise RerankError(
-                f"the rerank endpoint is unreachable ({type(exc).__name__})"
-            ) from None
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise RerankError("the rerank endpoint sent no chat completion") from None
+        answer = complete(base_url, model, prompt, api_key=api_key, timeout=timeout)
         return _scores(answer, len(texts))
 
     return rerank

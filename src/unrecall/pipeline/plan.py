@@ -1,0 +1,51 @@
+"""Plan stage: which strategy carries out a request that was read and
+resolved.
+
+* ``literal`` - the exact rules parsed the turn and their span (a value, a
+  quoted item, an identifier, a slot, a topic, a time, a conclusion) names
+  something stored: the rule executor cuts exactly that
+  (``control.forget_requests``), with span-level removal. A span that
+  names nothing stored was a description: the resolve stage reads it;
+* ``described`` - the turn describes the fact in its own words: the
+  memories the resolve stage found go whole, with their copies;
+* ``replacement`` - as ``described`` for the old value, and the turn,
+  which says the new one, is stored as a statement;
+* ``none`` - a request the rules read, naming a value nothing stored holds:
+  the turn is stored redacted and nothing else changes. (A description
+  that matches nothing is no request: the turn is stored as said.)
+
+A ``literal`` or ``described`` request of several items, a topic or a
+conclusion also gets a ``trail`` cut (``control.trails``) when the trail
+forgetter finds evidence its fact could be pieced together from and reads
+the same fact (the report's strategy then ends in ``+trail``);
+``Memory.forget`` is always a trail cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from unrecall.pipeline.read import Reading
+from unrecall.pipeline.resolve import Resolution
+
+STRATEGIES = ("literal", "described", "replacement", "trail", "none")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The strategy chosen for one request, with what it acts on."""
+
+    strategy: str
+    reading: Reading
+    resolution: Resolution
+
+
+def plan(reading: Reading, resolution: Resolution) -> Plan:
+    """Choose the strategy for a request (see the module)."""
+    if reading.parse is not None:  # the resolve stage kept the rules' span
+        return Plan("literal", reading, resolution)
+    if not resolution.targets:
+        return Plan("none", reading, resolution)
+    if reading.kind == "replacement":
+        return Plan("replacement", reading, resolution)
+    return Plan("described", reading, resolution)

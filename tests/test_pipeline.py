@@ -1,0 +1,337 @@
+"""The request pipeline's stages, one by one and end to end: read, resolve,
+plan, execute (with erasure), and the optional interpreter."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import numpy as np
+import pytest
+
+from unrecall import Memory
+from unrecall.pipeline import resolve
+from unrecall.pipeline.interpret import Interpreter, validate
+from unrecall.pipeline.plan import plan
+from unrecall.pipeline.read import Reading, read
+from unrecall.storage.base import MemoryRow
+
+U = "pipeline-user"
+
+
+def _chat(mem: Memory, *texts: str, session: str = "s1", at: float = 1_700_000_000.0):
+    reports = []
+    for i, text in enumerate(texts):
+        reports.append(
+            mem.add(
+                [{"role": "user", "content": text}],
+                user_id=U,
+                session_id=session,
+                timestamp=at + 60 * i,
+            )
+        )
+    return reports
+
+
+def _texts(mem: Memory) -> list[str]:
+    return [m.text for m in mem.get_all(user_id=U)]
+
+
+# -- read -------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I forgot my keys at the gym again",
+        "how do I delete the branch once it is merged?",
+        "my doctor said forget sugar for a month",
+        "my sister asked her bank to delete her old account",
+        "the meeting moved to Thursday, same room",
+    ],
+)
+def test_non_requests_stay_non_requests(text: str) -> None:
+    assert not read(text).request, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "please forget my old address, I moved out",
+        "olvida lo que te conté de mi salud",
+        "efface ce que je t'ai dit sur mon salaire",
+        "lösch bitte alles über meine Schulden",
+    ],
+)
+def test_requests_are_read_in_four_languages(text: str) -> None:
+    reading = read(text)
+    assert reading.request and reading.kind is not None
+
+
+def test_a_turn_pointing_back_is_read_with_the_previous_one() -> None:
+    reading = read("yes. please bin it", "the thing about my mum's diagnosis")
+    assert reading.request
+    assert reading.previous == "the thing about my mum's diagnosis"
+
+
+# -- resolve ----------------------------------------------------------------
+def test_word_units_are_prefixes_in_any_language() -> None:
+    assert resolve.word_units("Die Bürgschaft für den Kredit") == [
+        "die",
+        "burgs",
+        "fur",
+        "den",
+        "kredi",
+    ]
+
+
+def test_parts_split_the_request_so_its_fact_stands_alone() -> None:
+    pieces = resolve.parts("that stuff i told u sunday, about dean and his missus. bin it")
+    assert any(p.startswith("about dean") for p in pieces)
+
+
+def test_signals_have_one_row_per_candidate(tmp_path) -> None:
+    with Memory(tmp_path / "s.db", embedder="hashing") as mem:
+        _chat(mem, "yard gate is 5820 then hash", "the office door is 3197")
+        tenant = mem._existing(U, None, None)
+        rows, x = resolve.candidates(
+            mem.storage, mem.recall, tenant, "forget the yard gate code", "s1", 1_700_000_500.0
+        )
+    assert x.shape == (len(rows), len(resolve.FEATURES))
+    assert np.isfinite(x).all()
+
+
+def test_a_described_fact_resolves_to_the_memory_that_holds_it(tmp_path) -> None:
+    with Memory(tmp_path / "s.db") as mem:
+        _chat(
+            mem,
+            "my landlord is Mr Okafor and the rent is 1,250 a month",
+            "I play five-a-side football on Tuesdays",
+            "my cardiologist put me on bisoprolol for the arrhythmia",
+            "we are painting the kitchen green this weekend",
+        )
+        tenant = mem._existing(U, None, None)
+        rows, x = resolve.candidates(
+            mem.storage, mem.recall, tenant, "forget what I said about my heart medication",
+            "s1", 1_700_000_500.0,
+        )  # fmt: skip
+        found = resolve.load().resolve(rows, x)
+    assert found.targets and "bisoprolol" in found.targets[0].row.text
+
+
+def test_the_packaged_resolver_matches_its_signals() -> None:
+    model = resolve.load()
+    assert model.weights.shape == (len(resolve.FEATURES),)
+    assert 0.0 < model.threshold < 1.0
+
+
+# -- plan -------------------------------------------------------------------
+def _reading(kind: str = "factual") -> Reading:
+    return Reading(True, kind, 0.9, "en")
+
+
+def _row() -> MemoryRow:
+    return MemoryRow(1, "m_x", 1, None, None, "t", "message", "active", 0.0, 0.0, None, {}, None)
+
+
+def test_plan_picks_a_strategy_per_request() -> None:
+    none = resolve.Resolution(())
+    some = resolve.Resolution((resolve.Target(_row(), 0.9, "similarity"),))
+    parsed = read("please forget my PIN 4417")
+    assert parsed.parse is not None
+    assert plan(parsed, none).strategy == "literal"
+    assert plan(_reading(), none).strategy == "none"
+    assert plan(_reading(), some).strategy == "described"
+    assert plan(_reading("replacement"), some).strategy == "replacement"
+
+
+# -- end to end, with erasure ------------------------------------------------
+def test_a_described_request_in_the_chat_forgets_and_erases(tmp_path) -> None:
+    with Memory(tmp_path / "s.db") as mem:
+        _chat(
+            mem,
+            "my cardiologist put me on bisoprolol for the arrhythmia",
+            "we are painting the kitchen green this weekend",
+        )
+        [report] = _chat(
+            mem, "can you delete what I told you about my heart pills", at=1_700_001_000.0
+        )
+        [done] = report.requests
+        assert done.reader == "learned" and done.strategy in ("described", "literal")
+        assert not any("bisoprolol" in t for t in _texts(mem))
+        assert any("kitchen" in t for t in _texts(mem))
+        assert mem.verify_erased(["bisoprolol"]).clean
+
+
+# -- the interpreter ---------------------------------------------------------
+def test_validate_accepts_only_what_the_plane_can_check() -> None:
+    shown = [_row()]
+    ok = validate(
+        '{"request": true, "kind": "factual", "targets": [1], "new_value": null}', shown, 4
+    )
+    assert ok is not None and ok.targets == (shown[0],)
+    assert validate('{"request": false}', shown, 4) == validate('{"request": false}', [], 4)
+    for bad in (
+        "not json",
+        '{"request": true, "kind": "made-up", "targets": [1]}',
+        '{"request": true, "kind": "factual", "targets": [2]}',  # not among the candidates
+        '{"request": true, "kind": "factual", "targets": [true]}',
+        '{"request": true, "kind": "factual", "targets": [1, 1, 1, 1, 1]}',  # over budget
+        '{"request": "yes", "kind": "factual", "targets": []}',
+    ):
+        assert validate(bad, shown, 4) is None, bad
+
+
+class _Endpoint:
+    def __init__(self) -> None:
+        self.reply = lambda prompt: "{}"
+        self.prompts: list[str] = []
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # http.server calls it by this name
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                prompt = body["messages"][0]["content"]
+                endpoint.prompts.append(prompt)
+                out = json.dumps({"choices": [{"message": {"content": endpoint.reply(prompt)}}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(out.encode())
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        return Handler
+
+
+@pytest.fixture
+def endpoint() -> Iterator[tuple[_Endpoint, str]]:
+    fake = _Endpoint()
+    server = HTTPServer(("127.0.0.1", 0), fake.handler())
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield fake, f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def _numbered(prompt: str, needle: str) -> int:
+    for line in prompt.split("Memories:\n")[1].splitlines():
+        if needle in line:
+            return int(line.split(".", 1)[0])
+    raise AssertionError(needle)
+
+
+STORY = (
+    "my cardiologist put me on bisoprolol for the arrhythmia",
+    "we are painting the kitchen green this weekend",
+)
+REQUEST = "can you delete what I told you about my heart pills"
+
+
+def test_the_interpreter_decides_when_its_answer_checks_out(tmp_path, endpoint) -> None:
+    fake, url = endpoint
+    fake.reply = lambda p: json.dumps(
+        {
+            "request": True,
+            "kind": "factual",
+            "targets": [_numbered(p, "kitchen")],
+            "new_value": None,
+        }
+    )  # an odd choice, but a valid one: the interpreter decides
+    with Memory(tmp_path / "s.db", interpreter=Interpreter(url, "m")) as mem:
+        _chat(mem, *STORY)
+        [report] = _chat(mem, REQUEST, at=1_700_001_000.0)
+        assert report.requests[0].reader == "interpreter"
+        assert not any("kitchen" in t for t in _texts(mem))
+        assert any("bisoprolol" in t for t in _texts(mem))
+    assert REQUEST in fake.prompts[0]
+
+
+@pytest.mark.parametrize(
+    "answer", ["garbage", '{"request": true, "kind": "factual", "targets": [99]}']
+)
+def test_a_bad_answer_falls_back_to_the_default_reader(tmp_path, endpoint, answer) -> None:
+    fake, url = endpoint
+    fake.reply = lambda p: answer
+    with Memory(tmp_path / "s.db", interpreter=Interpreter(url, "m")) as mem:
+        _chat(mem, *STORY)
+        [report] = _chat(mem, REQUEST, at=1_700_001_000.0)
+        assert report.requests[0].reader == "learned"
+        assert any("kitchen" in t for t in _texts(mem))
+
+
+def test_an_unreachable_interpreter_falls_back(tmp_path) -> None:
+    with Memory(
+        tmp_path / "s.db", interpreter=Interpreter("http://127.0.0.1:9/v1", "m", timeout=2)
+    ) as mem:
+        _chat(mem, *STORY)
+        [report] = _chat(mem, REQUEST, at=1_700_001_000.0)
+        assert report.requests[0].reader == "learned"
+
+
+def test_the_interpreter_may_find_the_turn_is_no_request(tmp_path, endpoint) -> None:
+    fake, url = endpoint
+    fake.reply = lambda p: '{"request": false}'
+    with Memory(tmp_path / "s.db", interpreter=Interpreter(url, "m")) as mem:
+        _chat(mem, *STORY)
+        [report] = _chat(mem, REQUEST, at=1_700_001_000.0)
+        assert report.requests == []
+        assert any(REQUEST in t for t in _texts(mem))  # stored as said
+
+
+def test_memory_refuses_something_else_as_interpreter(tmp_path) -> None:
+    from unrecall.errors import InvalidInput
+
+    with pytest.raises(InvalidInput):
+        Memory(tmp_path / "s.db", interpreter="http://127.0.0.1:1/v1")  # type: ignore[arg-type]
+
+
+# -- a request said in the chat reaches the trail ----------------------------
+def test_a_chat_request_cuts_the_trail_its_fact_can_be_pieced_from(tmp_path) -> None:
+    from test_trails import DISCLOSURE, DISTRACTORS, EVIDENCE, T0, episode, surviving
+    from test_trails import U as TU
+
+    with Memory(tmp_path / "s.db") as mem:
+        episode(mem)
+        said = "can you delete all of that stuff about Arden Advisory and who owns it"
+        report = mem.add(
+            [{"role": "user", "content": said}],
+            user_id=TU,
+            session_id="later",
+            timestamp=T0 + 40 * 86400.0,
+        )  # fmt: skip
+        [done] = report.requests
+        left = surviving(mem)
+        assert DISCLOSURE not in left
+        assert done.strategy.endswith("+trail")
+        assert len(set(EVIDENCE) - left) >= 3  # links of the chain are cut too
+        assert set(DISTRACTORS) <= left
+
+
+def test_forget_is_the_trail_strategy(tmp_path) -> None:
+    from test_trails import REQUEST, episode
+    from test_trails import U as TU
+
+    with Memory(tmp_path / "s.db") as mem:
+        episode(mem)
+        report = mem.forget(REQUEST, user_id=TU)
+    assert report.strategy == "trail" and report.kind == "trail"
+
+
+def test_a_new_number_said_in_passing_replaces_only_the_old_one(tmp_path) -> None:
+    with Memory(tmp_path / "s.db") as mem:
+        _chat(
+            mem,
+            "put my mobile 07911 562334 on the flyer and say dean runs the forklift refresher",
+            "we are painting the kitchen green this weekend",
+        )
+        [report] = _chat(
+            mem, "oh new number btw, 07723 418906. old phone got nicked", at=1_700_001_000.0
+        )
+        [done] = report.requests
+        assert done.strategy == "replacement" and done.rewritten
+        held = " ".join(_texts(mem))
+        assert "07911 562334" not in held and "forklift" in held and "07723 418906" in held
+        assert mem.verify_erased(["07911 562334"]).clean
