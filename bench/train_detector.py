@@ -43,6 +43,7 @@ from unrecall.pipeline.detector import CLASSES, Detector, load
 from unrecall.pipeline.features import BUCKETS, featurize
 
 ROOT = Path(__file__).resolve().parents[1]
+ALONE_FALSE_ALARMS = 0.005
 AUTHORS = ROOT / "bench/requests/authors"
 HELDOUT = ROOT / "bench/heldout/requests_author_f.jsonl"
 SUITES = ROOT / "src/unrecall/bench/data"
@@ -175,7 +176,7 @@ def p_request(model, rows: list[Row]) -> np.ndarray:  # type: ignore[no-untyped-
     return 1 - proba[:, none]
 
 
-def to_detector(model, threshold: float) -> Detector:  # type: ignore[no-untyped-def]
+def to_detector(model, threshold: float, alone: float) -> Detector:  # type: ignore[no-untyped-def]
     """The sparse detector of a fitted model (only buckets with weight)."""
     coef = np.zeros((len(CLASSES), BUCKETS), dtype=np.float32)
     bias = np.zeros(len(CLASSES), dtype=np.float32)
@@ -183,7 +184,7 @@ def to_detector(model, threshold: float) -> Detector:  # type: ignore[no-untyped
         coef[cls, model.cols_], bias[cls] = model.coef_[row], model.intercept_[row]
     bias[[c for c in range(len(CLASSES)) if c not in model.classes_]] = -30.0
     used = np.flatnonzero(np.abs(coef).max(axis=0) > 1e-4)
-    return Detector(used, coef[:, used].T, bias, threshold)
+    return Detector(used, coef[:, used].T, bias, threshold, alone)
 
 
 def prf(found: np.ndarray, truth: np.ndarray) -> tuple[float, float, int, int]:
@@ -198,7 +199,9 @@ def report(det: Detector, held: list[Row], perf: list[str]) -> None:
     truth = np.array([label != "none" for *_, label in held])
     rules = [rule_features(t, p)[0] for t, p, _ in held]
     readings = [det.read(t, p, (r,)) for (t, p, _), r in zip(held, rules, strict=True)]
-    learned = np.array([r.p_request >= det.threshold for r in readings])
+    learned = np.array(
+        [r.p_request >= det.bar(rule != "none") for r, rule in zip(readings, rules, strict=True)]
+    )
     by_rules = np.array([r != "none" for r in rules])
     for name, found, kinds in (
         ("rules", by_rules, rules),
@@ -212,15 +215,18 @@ def report(det: Detector, held: list[Row], perf: list[str]) -> None:
     dialogue = [(t.text, None, "none") for ep in load_episodes(TRAILS_HELD) for t in ep.turns()
                 if t.role == "user"] + suite_rows(FRESH_HELD)  # fmt: skip
     truth = np.array([label != "none" for *_, label in dialogue])
-    said = np.array([det.read(t, p, rule_features(t, p)).p_request >= det.threshold
-                     for t, p, _ in dialogue])  # fmt: skip
+    said = np.array([
+        det.read(t, p, rule_features(t, p)).p_request >= det.bar(rule_features(t, p)[0] != "none")
+        for t, p, _ in dialogue
+    ])  # fmt: skip
     rules_said = np.array([rule_features(t, p)[0] != "none" for t, p, _ in dialogue])
     for name, found in (("rules", rules_said), ("learned", said)):
         print(f"held-out dialogues (trails B, unlearning fresh B), {name}: "
               f"{int((found & truth).sum())} of {int(truth.sum())} request turns found, "
               f"{int((found & ~truth).sum())} false alarms of {int((~truth).sum())} other "
               f"user turns")  # fmt: skip
-    fa = sum(det.read(t, None, rule_features(t, None)).p_request >= det.threshold for t in perf)
+    fa = sum(det.read(t, None, rule_features(t, None)).p_request
+             >= det.bar(rule_features(t, None)[0] != "none") for t in perf)  # fmt: skip
     fr = sum(detect(t) is not None for t in perf)
     print(f"held-out perf statements: learned {fa}/{len(perf)} false alarms, "
           f"rules {fr}/{len(perf)}")  # fmt: skip
@@ -238,6 +244,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--report", action="store_true", help="measure the packaged model only")
     ap.add_argument("--precision", type=float, default=0.95)
+    ap.add_argument("--c", type=float, help="skip the grid: this regularisation strength")
     args = ap.parse_args()
     statements, _ = make_corpus(20_000, 20_240_601)
     held, perf = jsonl(HELDOUT), statements[3000:8000]
@@ -257,7 +264,7 @@ def main() -> int:
           f"{len(common)} other training turns, {len(every_memora)} Memora turns "
           f"({len(memora)} personas)")  # fmt: skip
     best = None
-    for c in (2.0, 8.0, 32.0):
+    for c in [args.c] if args.c else (2.0, 8.0, 32.0):
         scores, truth = [], []
         for out in authors:
             train = common + every_memora
@@ -271,14 +278,24 @@ def main() -> int:
                 print(f"C {c}: cross-validated recall {r:.3f} at threshold {th:.2f} "
                       f"(precision {p:.3f})", flush=True)  # fmt: skip
                 if best is None or r > best[0]:
-                    best = (r, c, float(th))
+                    # a reading only the detector makes needs more: in a chat,
+                    # most turns are not requests (false alarms on the authors'
+                    # other turns at most ALONE_FALSE_ALARMS of them)
+                    negatives = s[~t]
+                    alone = next(
+                        float(a) for a in np.arange(th, 1.0, 0.01)
+                        if (negatives >= a).mean() <= ALONE_FALSE_ALARMS
+                    )  # fmt: skip
+                    print(f"  alone threshold {alone:.2f}: cross-validated recall "
+                          f"{(s[t] >= alone).mean():.3f}", flush=True)  # fmt: skip
+                    best = (r, c, float(th), alone)
                 break
         else:
             print(f"C {c}: precision {args.precision} not reached", flush=True)
     if best is None:
         print("no setting reached the precision; nothing written")
         return 1
-    _, c, th = best
+    _, c, th, alone = best
     authored = [r for rows in authors.values() for r in rows]
     # False alarms on ordinary chat: each Memora persona scored by a model
     # trained without it.
@@ -287,7 +304,7 @@ def main() -> int:
         fa = int((p_request(fit(common + others + authored, c), rows) >= th).sum())
         print(f"Memora {persona}, persona held out: {fa}/{len(rows)} false alarms, "
               f"rules {sum(detect(t) is not None for t, *_ in rows)}", flush=True)  # fmt: skip
-    det = to_detector(fit(common + every_memora + authored, c), th)
+    det = to_detector(fit(common + every_memora + authored, c), th, alone)
     ASSET.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(ASSET, **det.to_arrays())
     print(f"wrote {ASSET.relative_to(ROOT)} (C {c}, threshold {th:.2f}, "

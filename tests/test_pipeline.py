@@ -335,3 +335,23 @@ def test_a_new_number_said_in_passing_replaces_only_the_old_one(tmp_path) -> Non
         held = " ".join(_texts(mem))
         assert "07911 562334" not in held and "forklift" in held and "07723 418906" in held
         assert mem.verify_erased(["07911 562334"]).clean
+
+
+def test_the_benchmark_guard_lets_only_the_named_loopback_server_through(endpoint) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    from unrecall.bench.common import network_guard
+    from unrecall.control.llm_rerank import complete
+
+    fake, url = endpoint
+    fake.reply = lambda p: "ok"
+    port = urlsplit(url).port
+    assert port is not None
+    with network_guard([("127.0.0.1", port), ("example.com", 80)]) as seen:
+        assert complete(url, "m", "hi") == "ok"
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", port + 1 if port < 65535 else port - 1))
+        with pytest.raises(OSError):  # only loopback may be allowed
+            socket.getaddrinfo("example.com", 80)
+    assert len(seen) == 2

@@ -36,11 +36,26 @@ class Reading:
 class Detector:
     """Sparse multinomial logistic regression over hashed turn features."""
 
-    def __init__(self, index: np.ndarray, weights: np.ndarray, bias: np.ndarray, threshold: float):
+    def __init__(
+        self,
+        index: np.ndarray,
+        weights: np.ndarray,
+        bias: np.ndarray,
+        threshold: float,
+        alone: float | None = None,
+    ) -> None:
         self.index = index.astype(np.int64)
         self.weights = weights.astype(np.float32)
         self.bias = bias.astype(np.float32)
         self.threshold = float(threshold)
+        # the bar for a turn the exact rules do not read as a request
+        self.alone = float(threshold if alone is None else alone)
+
+    def bar(self, rules_read: bool) -> float:
+        """The probability a turn needs to be a request: the threshold when
+        the rules read one too, the stricter ``alone`` when they do not (in
+        a chat, most turns are not requests)."""
+        return self.threshold if rules_read else self.alone
 
     def logits(self, feats: np.ndarray) -> np.ndarray:
         """Class scores of one turn's feature buckets (rows scaled to unit norm)."""
@@ -67,6 +82,7 @@ class Detector:
             "weights": self.weights.astype(np.float16),
             "bias": self.bias,
             "threshold": np.array(self.threshold),
+            "alone": np.array(self.alone),
             "classes": np.array(CLASSES),
         }
 
@@ -79,6 +95,7 @@ def load() -> Detector:
         with resources.as_file(path) as real, np.load(real) as z:
             if tuple(z["classes"]) != CLASSES:
                 raise StoreError("the packaged request detector has other classes")
-            return Detector(z["index"], z["weights"], z["bias"], float(z["threshold"]))
+            alone = float(z["alone"]) if "alone" in z.files else None
+            return Detector(z["index"], z["weights"], z["bias"], float(z["threshold"]), alone)
     except FileNotFoundError as exc:
         raise StoreError("the packaged request detector is missing") from exc

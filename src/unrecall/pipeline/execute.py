@@ -117,9 +117,10 @@ class RequestPipeline:
         confirmed, found, reader = self.resolve(tenant, reading, text, session_id, at, reference)
         if confirmed is None:
             return None
-        if not found.targets and confirmed.parse is None:
-            # a description that matches nothing stored (a new value with no
-            # old one, or a false alarm): nothing to forget, kept as said
+        if not found.targets and reading.parse is None:
+            # only the detector read a request, and its description matches
+            # nothing stored (a new value with no old one, or a false
+            # alarm): nothing to forget, kept as said
             return None
         chosen = plan(confirmed, found)
         trail = self._trail(tenant, chosen, text)

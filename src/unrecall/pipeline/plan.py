@@ -10,9 +10,9 @@ resolved.
   memories the resolve stage found go whole, with their copies;
 * ``replacement`` - as ``described`` for the old value, and the turn,
   which says the new one, is stored as a statement;
-* ``none`` - a request the rules read, naming a value nothing stored holds:
-  the turn is stored redacted and nothing else changes. (A description
-  that matches nothing is no request: the turn is stored as said.)
+* ``none`` - a request the rules read, naming nothing stored: the turn is
+  stored redacted and nothing else changes. (When only the detector read a
+  request and its description matches nothing, the turn is stored as said.)
 
 A ``literal`` or ``described`` request of several items, a topic or a
 conclusion also gets a ``trail`` cut (``control.trails``) when the trail

@@ -61,7 +61,9 @@ def read(text: str, previous: str | None = None) -> Reading:
         parse = detect(text, context)
     detector = load()
     seen = detector.read(text, context, (parse.kind,) if parse else ("none",))
-    request = seen.p_request >= detector.threshold or (parse is not None and exact(parse, text))
+    request = seen.p_request >= detector.bar(parse is not None) or (
+        parse is not None and exact(parse, text)
+    )
     if not request:
         return Reading(False, None, seen.p_request, language_of(text))
     language = parse.language if parse else language_of(text)
