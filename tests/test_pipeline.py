@@ -288,28 +288,7 @@ def test_memory_refuses_something_else_as_interpreter(tmp_path) -> None:
         Memory(tmp_path / "s.db", interpreter="http://127.0.0.1:1/v1")  # type: ignore[arg-type]
 
 
-# -- a request said in the chat reaches the trail ----------------------------
-def test_a_chat_request_cuts_the_trail_its_fact_can_be_pieced_from(tmp_path) -> None:
-    from test_trails import DISCLOSURE, DISTRACTORS, EVIDENCE, T0, episode, surviving
-    from test_trails import U as TU
-
-    with Memory(tmp_path / "s.db") as mem:
-        episode(mem)
-        said = "can you delete all of that stuff about Arden Advisory and who owns it"
-        report = mem.add(
-            [{"role": "user", "content": said}],
-            user_id=TU,
-            session_id="later",
-            timestamp=T0 + 40 * 86400.0,
-        )  # fmt: skip
-        [done] = report.requests
-        left = surviving(mem)
-        assert DISCLOSURE not in left
-        assert done.strategy.endswith("+trail")
-        assert len(set(EVIDENCE) - left) >= 3  # links of the chain are cut too
-        assert set(DISTRACTORS) <= left
-
-
+# -- forget is the trail cut -------------------------------------------------
 def test_forget_is_the_trail_strategy(tmp_path) -> None:
     from test_trails import REQUEST, episode
     from test_trails import U as TU

@@ -16,8 +16,7 @@ import numpy as np
 
 from unrecall.control.forget_requests import RequestExecutor
 from unrecall.control.operations import Tenant
-from unrecall.control.trails import BUDGET as TRAIL_BUDGET
-from unrecall.control.trails import TrailForgetter, TrailPlan
+from unrecall.control.trails import TrailForgetter
 from unrecall.pipeline import resolve as resolve_stage
 from unrecall.pipeline.interpret import Interpreter
 from unrecall.pipeline.plan import Plan, plan
@@ -26,11 +25,6 @@ from unrecall.pipeline.resolve import Resolution, Target
 from unrecall.recall.identifiers import extract
 from unrecall.records import ForgetReport
 from unrecall.storage.base import TurnRow
-
-# Kinds of request whose fact spans several memories, so may be pieced
-# together from others: several items, a topic, a conclusion. A single value
-# (a PIN, a finished task) is cut where it is said.
-SPREAD_KINDS = ("compositional", "category", "inferential")
 
 
 class RequestPipeline:
@@ -123,59 +117,13 @@ class RequestPipeline:
             # alarm): nothing to forget, kept as said
             return None
         chosen = plan(confirmed, found)
-        trail = self._trail(tenant, chosen, text)
         report = self._execute(tenant, chosen, text, session_id, at, metadata, reference)
-        report = replace(report, strategy=chosen.strategy, reader=reader)
-        return self._cut_trail(tenant, trail, report) if trail is not None else report
+        return replace(report, strategy=chosen.strategy, reader=reader)
 
     def forget(self, tenant: Tenant, text: str, budget: int) -> ForgetReport:
         """``Memory.forget``: the caller says ``text`` is a request, for a
         fact that may be pieced together from other memories: a trail cut."""
         return replace(self.trails.forget(tenant, text, budget), strategy="trail")
-
-    def _trail(self, tenant: Tenant, chosen: Plan, text: str) -> TrailPlan | None:
-        """The trail to cut after the request, when its fact may be pieced
-        together from other memories: the trail forgetter's plan for the
-        request (made before anything is cut), for a request of a kind whose
-        fact spans several memories, when it finds evidence and its
-        disclosure is the fact the request's own targets hold."""
-        if (
-            chosen.strategy not in ("literal", "described")
-            or chosen.reading.kind not in SPREAD_KINDS
-            or not chosen.resolution.targets
-        ):
-            return None
-        trail = self.trails.plan(tenant, text, TRAIL_BUDGET)
-        if not trail.evidence:
-            return None
-        # both readers must read the same fact: the trail's disclosure was
-        # said in a turn one of the request's own targets comes from
-        said = self.storage.sources([t.row.id for t in chosen.resolution.targets])
-        told = self.storage.sources([r.id for r in trail.disclosure])
-        ours = {t.id for ts in said.values() for t in ts if t.role == "user"}
-        theirs = {t.id for ts in told.values() for t in ts if t.role == "user"}
-        return trail if ours & theirs else None
-
-    def _cut_trail(self, tenant: Tenant, trail: TrailPlan, report: ForgetReport) -> ForgetReport:
-        """Cut the evidence turns of ``trail``. Its disclosure was the
-        request's to cut, span by span: the other things said beside it
-        (the wife's car reg next to the user's) stay."""
-        told = self.storage.sources([r.id for r in trail.disclosure])
-        disclosed = {t.id for ts in told.values() for t in ts}
-        with self.storage.transaction():
-            left = self.storage.turns_by_id([t.id for t in trail.turns if t.id not in disclosed])
-            if not left:
-                return report
-            cut = TrailPlan(
-                trail.entities, trail.disclosure, trail.evidence, left, trail.candidates
-            )
-            removed, turns, _ = self.trails._apply(tenant, cut)
-        return replace(
-            report,
-            removed=report.removed + removed,
-            turns_removed=report.turns_removed + turns,
-            strategy=report.strategy + "+trail",
-        )
 
     def _execute(
         self, tenant: Tenant, chosen: Plan, text: str, session_id: str | None, at: float,
