@@ -296,7 +296,7 @@ def test_forget_is_the_trail_strategy(tmp_path) -> None:
     with Memory(tmp_path / "s.db") as mem:
         episode(mem)
         report = mem.forget(REQUEST, user_id=TU)
-    assert report.strategy == "trail" and report.kind == "trail"
+    assert report.strategy == "trail" and report.kind == "trail" and report.reader == "caller"
 
 
 def test_a_new_number_said_in_passing_replaces_only_the_old_one(tmp_path) -> None:

@@ -98,7 +98,7 @@ class ForgetReport:
     request_turn: str
     residual: list[str] = field(default_factory=list)
     collateral: int = 0
-    reader: str = "learned"  # who read the request: ``learned`` or ``interpreter``
+    reader: str = "learned"  # who read it: ``learned``, ``interpreter``, or ``caller`` (forget)
     strategy: str = ""  # how it was carried out (``pipeline.plan.STRATEGIES``)
 
     @property

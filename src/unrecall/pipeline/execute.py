@@ -123,7 +123,7 @@ class RequestPipeline:
     def forget(self, tenant: Tenant, text: str, budget: int) -> ForgetReport:
         """``Memory.forget``: the caller says ``text`` is a request, for a
         fact that may be pieced together from other memories: a trail cut."""
-        return replace(self.trails.forget(tenant, text, budget), strategy="trail")
+        return replace(self.trails.forget(tenant, text, budget), strategy="trail", reader="caller")
 
     def _execute(
         self, tenant: Tenant, chosen: Plan, text: str, session_id: str | None, at: float,
