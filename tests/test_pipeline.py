@@ -4,9 +4,6 @@ plan, execute (with erasure), and the optional interpreter."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
@@ -180,40 +177,6 @@ def test_validate_accepts_only_what_the_plane_can_check() -> None:
         '{"request": "yes", "kind": "factual", "targets": []}',
     ):
         assert validate(bad, shown, 4) is None, bad
-
-
-class _Endpoint:
-    def __init__(self) -> None:
-        self.reply = lambda prompt: "{}"
-        self.prompts: list[str] = []
-
-    def handler(self) -> type[BaseHTTPRequestHandler]:
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # http.server calls it by this name
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                prompt = body["messages"][0]["content"]
-                endpoint.prompts.append(prompt)
-                out = json.dumps({"choices": [{"message": {"content": endpoint.reply(prompt)}}]})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(out.encode())
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        return Handler
-
-
-@pytest.fixture
-def endpoint() -> Iterator[tuple[_Endpoint, str]]:
-    fake = _Endpoint()
-    server = HTTPServer(("127.0.0.1", 0), fake.handler())
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield fake, f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
 
 
 def _numbered(prompt: str, needle: str) -> int:

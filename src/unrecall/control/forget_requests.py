@@ -282,20 +282,7 @@ class RequestExecutor:
             # the old one; other requests drop every clause naming a part.
             named = [] if request.kind == "replacement" else plan.named
             redacted, kept = self._redact(request, text, said + named)
-            turn = self.storage.add_turn(tenant.id, "user", redacted, session_id, at, metadata)
-            self.storage.index_turn(turn, self.recall.hasher.document(redacted))
-            created = [
-                self.control._derive(
-                    tenant,
-                    clause,
-                    "message" if len(kept) == 1 else "clause",
-                    [turn.id],
-                    at,
-                    None,
-                    {**metadata, "role": "user"},
-                )
-                for clause in kept
-            ]
+            turn, created = self._request_turn(tenant, redacted, kept, session_id, at, metadata)
             replacements = self._rewrite(tenant, rewritten, plan, request, at)
             # turns that still say a value or an identifier of what went (an
             # assistant's "Noted: PIN 4417" that became no memory of its own)
@@ -337,6 +324,33 @@ class RequestExecutor:
             tenant, session_id, plan.values + plan.named + identifiers_in(removed + rewritten)
         )
         return report
+
+    def _request_turn(
+        self,
+        tenant: Tenant,
+        stored: str,
+        kept: list[str],
+        session_id: str | None,
+        at: float,
+        metadata: dict[str, Any],
+    ) -> tuple[TurnRow, list[MemoryRow]]:
+        """Store a request turn as ``stored`` (indexed), with the memories
+        of the clauses ``kept`` from it."""
+        turn = self.storage.add_turn(tenant.id, "user", stored, session_id, at, metadata)
+        self.storage.index_turn(turn, self.recall.hasher.document(stored))
+        created = [
+            self.control._derive(
+                tenant,
+                clause,
+                "message" if len(kept) == 1 else "clause",
+                [turn.id],
+                at,
+                None,
+                {**metadata, "role": "user"},
+            )
+            for clause in kept
+        ]
+        return turn, created
 
     def finds(
         self, tenant: Tenant, request: ForgetRequest, text: str, session: str | None, at: float
@@ -388,21 +402,8 @@ class RequestExecutor:
             replacements = self._rewrite(tenant, rewritten, plan, request, at)
             turns = self.control._purge_rows(gone, extra)
             stored = text if keep_turn else f"[asked to forget: {kind}]"
-            turn = self.storage.add_turn(tenant.id, "user", stored, session_id, at, metadata)
-            self.storage.index_turn(turn, self.recall.hasher.document(stored))
             kept = split_clauses(text) if keep_turn else []
-            created = [
-                self.control._derive(
-                    tenant,
-                    clause,
-                    "message" if len(kept) == 1 else "clause",
-                    [turn.id],
-                    at,
-                    None,
-                    {**metadata, "role": "user"},
-                )
-                for clause in kept
-            ]
+            turn, created = self._request_turn(tenant, stored, kept, session_id, at, metadata)
             self.recall.index_memories(created + replacements)
             report = ForgetReport(
                 kind=kind,
