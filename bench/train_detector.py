@@ -122,17 +122,23 @@ def chat_negatives() -> list[Row]:
     return rows
 
 
-def memora_turns() -> dict[str, list[str]]:
-    """Per Memora persona, every user turn of a session that adds or
-    changes nothing (no request to forget or update)."""
-    out: dict[str, list[str]] = {}
+def memora_turns() -> tuple[dict[str, list[Row]], dict[str, list[Row]]]:
+    """Per Memora persona, its user turns as rows: the ordinary ones (every
+    user turn of a session that adds or changes nothing) and the requests
+    (the first turn a delete or update session marks as shared: "I don't
+    like Nicholas Ray's films anymore", "please remove 'X' from the
+    agenda"). A shared turn after it may only elaborate, so it is left out."""
+    ordinary: dict[str, list[Row]] = {}
+    requests: dict[str, list[Row]] = {}
     for f in sorted(MEMORA.glob("*/conversations/*.json")):
         d = json.loads(f.read_text(encoding="utf-8"))
+        persona, user = f.parts[-3], [t for t in d["conversation"] if t["speaker"] == "user_agent"]
         if d.get("operation") in (None, "add"):
-            out.setdefault(f.parts[-3], []).extend(
-                t["message"] for t in d["conversation"] if t["speaker"] == "user_agent"
-            )
-    return out
+            ordinary.setdefault(persona, []).extend((t["message"], None, "none") for t in user)
+        elif shared := [t["message"] for t in user if t.get("share_memory")]:
+            kind = "replacement" if d["operation"] == "update" else "factual"
+            requests.setdefault(persona, []).append((shared[0], None, kind))
+    return ordinary, requests
 
 
 _FEATURES: dict[tuple[str, str | None], np.ndarray] = {}
@@ -258,8 +264,8 @@ def main() -> int:
         common += suite_rows(SUITES / f"{name}.json")
     common += suite_rows(FRESH_DEV) + chat_negatives()
     common += [(s, None, "none") for s in statements[:3000]]
-    memora = {p: [(t, None, "none") for t in turns] for p, turns in memora_turns().items()}
-    every_memora = [r for rows in memora.values() for r in rows]
+    memora, memora_requests = memora_turns()
+    every_memora = [r for rows in (*memora.values(), *memora_requests.values()) for r in rows]
     print(f"{sum(map(len, authors.values()))} author turns ({len(authors)} authors), "
           f"{len(common)} other training turns, {len(every_memora)} Memora turns "
           f"({len(memora)} personas)")  # fmt: skip
@@ -297,13 +303,19 @@ def main() -> int:
         return 1
     _, c, th, alone = best
     authored = [r for rows in authors.values() for r in rows]
-    # False alarms on ordinary chat: each Memora persona scored by a model
-    # trained without it.
+    # Each Memora persona scored by a model trained without it: false alarms
+    # on its ordinary chat, and its requests found.
     for persona, rows in memora.items():
-        others = [r for p, rs in memora.items() if p != persona for r in rs]
-        fa = int((p_request(fit(common + others + authored, c), rows) >= th).sum())
+        asks = memora_requests.get(persona, [])
+        others = [r for p in memora if p != persona
+                  for r in memora[p] + memora_requests.get(p, [])]  # fmt: skip
+        model = fit(common + others + authored, c)
+        fa = int((p_request(model, rows) >= th).sum())
+        found = int((p_request(model, asks) >= th).sum()) if asks else 0
         print(f"Memora {persona}, persona held out: {fa}/{len(rows)} false alarms, "
-              f"rules {sum(detect(t) is not None for t, *_ in rows)}", flush=True)  # fmt: skip
+              f"{found}/{len(asks)} requests found; rules "
+              f"{sum(detect(t) is not None for t, *_ in rows)} false alarms, "
+              f"{sum(detect(t) is not None for t, *_ in asks)} found", flush=True)  # fmt: skip
     det = to_detector(fit(common + every_memora + authored, c), th, alone)
     ASSET.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(ASSET, **det.to_arrays())
