@@ -160,6 +160,34 @@ def test_a_described_request_in_the_chat_forgets_and_erases(tmp_path) -> None:
         assert mem.verify_erased(["bisoprolol"]).clean
 
 
+@pytest.mark.parametrize(
+    "said",
+    ["Please forget that I drive a blue Fiat Panda.", "please forget that I live in Porto"],
+)
+def test_forget_that_a_clause_is_a_deletion_not_a_new_value(tmp_path, said: str) -> None:
+    # The rules read "forget" as a correction marker and "I live in X" as a
+    # change, and stored the request as the new value: the fact stayed.
+    with Memory(tmp_path / "s.db") as mem:
+        _chat(mem, "I drive a blue Fiat Panda to work.", "I live in Porto.", "I like jazz.")
+        [report] = _chat(mem, said, at=1_700_001_000.0)
+        [done] = report.requests
+        assert done.kind != "replacement"
+        gone = "Fiat Panda" if "Fiat" in said else "Porto"
+        assert not any(gone in t for t in _texts(mem))
+        assert any("jazz" in t for t in _texts(mem))
+        assert mem.verify_erased([gone]).clean
+
+
+def test_a_real_correction_is_still_a_replacement(tmp_path) -> None:
+    with Memory(tmp_path / "s.db") as mem:
+        _chat(mem, "I live in Porto.")
+        [report] = _chat(mem, "actually I live in Lisbon now", at=1_700_001_000.0)
+        [done] = report.requests
+        assert done.kind == "replacement"
+        assert any("Lisbon" in t for t in _texts(mem))
+        assert not any("Porto" in t for t in _texts(mem))
+
+
 # -- the interpreter ---------------------------------------------------------
 def test_validate_accepts_only_what_the_plane_can_check() -> None:
     shown = [_row()]

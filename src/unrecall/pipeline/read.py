@@ -66,6 +66,12 @@ def read(text: str, previous: str | None = None) -> Reading:
     )
     if not request:
         return Reading(False, None, seen.p_request, language_of(text))
+    if parse is not None and parse.kind == "replacement" and seen.kind != "replacement":
+        # The rules took a change clause for a new value ("please forget that
+        # I live in Porto": "forget" marks a correction, "I live in" a
+        # change); the learned reader, which reads the whole turn, says it
+        # asks for a deletion: the turn is read as it describes its fact.
+        parse = None
     language = parse.language if parse else language_of(text)
     kind = parse.kind if parse else seen.kind
     return Reading(True, kind, seen.p_request, language, parse, context)
