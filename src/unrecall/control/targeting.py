@@ -76,6 +76,9 @@ POLARITY_PENALTY = 0.25
 # MiniLM gives unrelated short texts cosines up to ~0.25; above that is signal.
 QUERY_FLOOR = 0.28
 OVERLAP_FLOOR = 0.25
+# Weight, in a release or purge, of the share of a memory's content words the
+# request says (0-1) beside twice its cosine.
+WORDS_WEIGHT = 0.5
 _CANDIDATE_LIMIT = 100_000
 
 
@@ -397,9 +400,11 @@ def semantic(
     """The semantic stage: decide from the score distribution how many of
     the best hybrid candidates to take, and report the decision.
 
-    Evidence is put on one scale. For a release it is twice the cosine to
-    the request; for a supersede, the cosine to the request plus the cosine
-    to the new value (a replacement restates the same slot), less
+    Evidence is put on one scale. For a release or a purge it is twice the
+    cosine to the request plus ``WORDS_WEIGHT`` times the share of the
+    memory's content words the request says; for a supersede, the cosine to
+    the request plus the cosine to the new value (a replacement restates the
+    same slot), less
     ``POLARITY_PENALTY`` when one is negated and the other not ("the key is
     NOT under the mat" is not the location being replaced). A candidate
     counts only if the request itself relates to it (cosine of at least
@@ -438,7 +443,13 @@ def semantic(
         eligible = (to_query >= QUERY_FLOOR) | (overlap >= OVERLAP_FLOOR) | same_topic
         lead = SUPERSEDE_LEAD
     else:
-        scores, eligible, lead = 2 * to_query, to_query >= QUERY_FLOOR, RELEASE_LEAD
+        # What the words say is evidence too: with cosines a hair apart
+        # ("the user's former savings bank": 0.51 for "banked with Fennick
+        # Savings", 0.53 for "pension managed by Orwell Trust"), the memory
+        # that says the request's words goes first, not the numerics' pick.
+        said = np.array([content_overlap(target, t) for t in texts])
+        scores = 2 * to_query + WORDS_WEIGHT * said
+        eligible, lead = to_query >= QUERY_FLOOR, RELEASE_LEAD
     scores = np.where(eligible, scores, 0.0)
     order = np.argsort(-scores, kind="stable")
     top = float(scores[order[0]])
