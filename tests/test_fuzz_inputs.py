@@ -266,6 +266,7 @@ METHODS: dict[str, tuple[list[str], list[str]]] = {
     "verify_erased": (["strings"], []),
     "verify_audit": ([], []),
     "compact": ([], []),
+    "receipt_public_key": ([], []),
 }
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
+from unrecall.control import receipts
 from unrecall.control.audit import AuditCheck, AuditLog
 from unrecall.control.erasure import ErasureReport, scan_files
 from unrecall.control.forget_requests import RequestExecutor
@@ -30,7 +31,7 @@ from unrecall.recall.embedder import Embedder, make_embedder
 from unrecall.recall.entities import EntityGraph
 from unrecall.recall.lexical import TermHasher, content_words
 from unrecall.recall.search import Recall, query_entities
-from unrecall.recall.statements import gather
+from unrecall.recall.statements import Statement, gather
 from unrecall.records import (
     ACTIVE,
     STATES,
@@ -53,15 +54,26 @@ from unrecall.validation import (
     check_positive_int,
     check_probes,
     check_text,
+    check_threshold,
     check_time,
     check_ttl,
     show_id,
 )
 
 ROLES = ("user", "assistant")
+# search(threshold="auto"): the embedder's own cut, below which a hit is about
+# something else. MiniLM's is chosen by bench/search_threshold.py on LoCoMo
+# and the development dialogue suites: the highest that drops none of their
+# relevant hits (0.2 dropped 0.2-0.4 % of them and 3 ForgetEval cases with
+# vague questions, 0.3 dropped 9 % of the suites'); docs/benchmarks.md,
+# "Search threshold". An embedder with no calibrated cut keeps the k best.
+SEARCH_THRESHOLD = "auto"
+CALIBRATED_THRESHOLDS = {"minilm-l6-v2-int8": 0.1}
 DEFAULT_MAX_CHARS = 32_000
 # What is kept of an assistant turn that only repeated a forgotten value.
 ECHO_REDACTED = "[repeated a forgotten value]"
+# A hard forget's report (``OpReport`` or ``ForgetReport``), receipted as it is.
+Report = TypeVar("Report", OpReport, ForgetReport)
 
 
 # Weight of an assistant memory's score against a user memory's in recall.
@@ -105,6 +117,10 @@ class Memory:
     untouched (``StoreError``). ``max_text_chars`` (a positive int) bounds
     every text and query. ``interpreter`` (off by default) lets the agent's
     own LLM read forget requests said in the chat (``pipeline.interpret``).
+    ``receipt_key`` is the file of the Ed25519 key hard forgets' receipts
+    are signed with (``control.receipts``): default ``$UNRECALL_RECEIPT_KEY``,
+    else ``<path>.receipt-key`` beside the store, made on first use; it is
+    never part of the store.
     """
 
     def __init__(
@@ -114,8 +130,11 @@ class Memory:
         embedder: str | Embedder = "minilm",
         max_text_chars: int = DEFAULT_MAX_CHARS,
         interpreter: Interpreter | None = None,
+        receipt_key: str | os.PathLike[str] | None = None,
     ) -> None:
         where = check_path(default_path() if path is None else path)
+        self._receipt_key = receipts.key_path(where, receipt_key)
+        self._receipt_signer: receipts.Signer | None = None
         self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
         self.embedder = make_embedder(embedder)
         self.storage = SQLiteStorage(where, self.embedder.dim, self.embedder.name)
@@ -158,6 +177,31 @@ class Memory:
     def close(self) -> None:
         """Checkpoint and close the store."""
         self.storage.close()
+
+    # -- receipts -------------------------------------------------------------
+    def _signer(self) -> receipts.Signer:
+        """The receipt key, read (or made) on first use. Hard forgets ask for
+        it before they run, so a key that cannot be read stops the forget
+        before anything is erased rather than after, receipt-less."""
+        if self._receipt_signer is None:
+            self._receipt_signer = receipts.Signer(receipts.load_key(self._receipt_key))
+        return self._receipt_signer
+
+    def _receipted(self, handle: str | None, run: Callable[[], Report]) -> Report:
+        """Run a hard forget and sign its receipt, citing the last audit event
+        it recorded (the chain's head when it committed); ``handle`` is the
+        tenant's, None to take the handles the events name (``expire``)."""
+        signer = self._signer()
+        with self.audit.tracking() as events:
+            report = run()
+        payload = receipts.payload_of(report, handle, events)
+        return report if payload is None else replace(report, receipt=signer.sign(payload))
+
+    def receipt_public_key(self) -> str:
+        """The PEM public key this store's receipts are signed with: what a
+        verifier is given (``unrecall receipt verify``). Makes the key if
+        there is none yet."""
+        return self._signer().public_pem()
 
     # -- scope --------------------------------------------------------------
     def _tenant(
@@ -230,7 +274,10 @@ class Memory:
         dialogue = honor_requests and not isinstance(messages, str)
         # clauses and vectors before the write lock (other writers wait on it)
         prepared = None if dialogue else self.control.prepare(turns)
-        with self.storage.transaction():  # a failed first write leaves no tenant row
+        # a request in the chat is a hard forget: its key first (see _signer)
+        signer = self._signer() if dialogue else None
+        # a failed first write leaves no tenant row
+        with self.storage.transaction(), self.audit.tracking() as events:
             tenant = self._tenant(user_id, agent_id, run_id, create=True)
             assert tenant is not None
             if prepared is not None:
@@ -247,6 +294,9 @@ class Memory:
             report = self._add_dialogue(tenant, turns, session, at, meta, expiry)
         if report.requests:
             report = replace(report, erased=self.storage.erase())
+            payload = receipts.payload_of(report, tenant.handle, events)
+            if signer is not None and payload is not None:
+                report = replace(report, receipt=signer.sign(payload))
         return report
 
     def _previous_user_turn(self, tenant: Tenant, session: str | None) -> TurnRow | None:
@@ -369,19 +419,28 @@ class Memory:
         k: int = 5,
         filters: dict[str, Any] | None = None,
         mode: str = "hybrid",
+        threshold: float | Literal["auto"] | None = SEARCH_THRESHOLD,
     ) -> list[SearchHit]:
-        """Recall the ``k`` best statements of the tenant's active, unexpired
+        """Recall up to ``k`` statements of the tenant's active, unexpired
         memories: each hit is what one turn said, its still-active clauses
         joined (``ids``), found by its best clause (``id``).
 
         ``mode`` is ``"hybrid"`` (BM25 + vectors, fused) or ``"lexical"``;
         ``filters`` keep hits whose metadata equals every given value. A text
-        stored several times is returned once, at its best rank.
+        stored several times is returned once, at its best rank. A hit whose
+        ``similarity`` (the query's cosine with its closest clause) is below
+        ``threshold`` is dropped, so what is unrelated to the query does not
+        come back: ``"auto"`` is the embedder's calibrated cut
+        (``CALIBRATED_THRESHOLDS``; none for an uncalibrated embedder), a
+        number is the cut itself, None keeps the ``k`` best whatever they are.
         """
         check_text(query, "query", self.max_text_chars)
         check_k(k)
         if mode not in ("hybrid", "lexical"):
             raise InvalidInput("mode must be 'hybrid' or 'lexical'")
+        threshold = check_threshold(threshold)
+        if threshold == "auto":
+            threshold = CALIBRATED_THRESHOLDS.get(self.embedder.name)
         wanted = check_metadata(filters, "filters")
         tenant = self._tenant(user_id, agent_id, run_id)
         if tenant is None:
@@ -414,6 +473,7 @@ class Memory:
             if key not in seen and len(hits) < k:
                 seen.add(key)
                 hits.append(s)
+        similar = self._similarities(tenant, query, hits, mode == "hybrid" or threshold is not None)
         return [
             SearchHit(
                 s.best.row.uid,
@@ -423,6 +483,26 @@ class Memory:
                 s.best.vector_rank,
                 s.best.row.metadata,
                 [r.uid for r in s.rows],
+                similarity,
+            )
+            for s, similarity in zip(hits, similar, strict=True)
+            if threshold is None or (similarity is not None and similarity >= threshold)
+        ]
+
+    def _similarities(
+        self, tenant: Tenant, query: str, hits: Sequence[Statement], wanted: bool
+    ) -> list[float | None]:
+        """Each statement's cosine with the query: its closest clause's
+        (clauses outside the vector pool included, read from the store)."""
+        if not wanted or not hits:
+            return [None] * len(hits)
+        ids = [r.id for s in hits for r in s.rows]
+        vectors = self.storage.embeddings(tenant.id, ids)
+        q = self.recall.embed([query])[0]
+        return [
+            max(
+                (round(float(vectors[r.id] @ q), 6) for r in s.rows if r.id in vectors),
+                default=None,
             )
             for s in hits
         ]
@@ -502,14 +582,16 @@ class Memory:
     ) -> OpReport:
         """Hard-delete a memory (``m_…``) or a source turn (``t_…``) with closure."""
         memory_id = check_memory_id(memory_id)
-        return self.control.delete(self._existing(user_id, agent_id, None), memory_id)
+        tenant = self._existing(user_id, agent_id, None)
+        return self._receipted(tenant.handle, lambda: self.control.delete(tenant, memory_id))
 
     def delete_all(self, *, user_id: str | None = None, agent_id: str | None = None) -> OpReport:
-        """Erase a tenant entirely: memories, turns, indexes and the tenant row."""
+        """Erase a tenant entirely: memories, turns, indexes and the tenant row
+        (no receipt when there was no such tenant: nothing was forgotten)."""
         tenant = self._tenant(user_id, agent_id, None)
         if tenant is None:
             return OpReport("delete_all", [], "tenant")
-        return self.control.delete_all(tenant)
+        return self._receipted(tenant.handle, lambda: self.control.delete_all(tenant))
 
     def supersede(
         self,
@@ -561,7 +643,9 @@ class Memory:
     ) -> OpReport:
         """Hard-delete what ``target`` names, in every state and every copy
         (turns, indexes, WAL). Matches by id or exact phrase only."""
-        return self.control.purge(self._existing(user_id, agent_id, None), self._target(target))
+        tenant = self._existing(user_id, agent_id, None)
+        target = self._target(target)
+        return self._receipted(tenant.handle, lambda: self.control.purge(tenant, target))
 
     def forget(
         self,
@@ -584,7 +668,8 @@ class Memory:
         request = check_text(request, "request", self.max_text_chars)
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
             raise InvalidInput("budget must be a non-negative integer")
-        return self.pipeline.forget(self._existing(user_id, agent_id, None), request, budget)
+        tenant = self._existing(user_id, agent_id, None)
+        return self._receipted(tenant.handle, lambda: self.pipeline.forget(tenant, request, budget))
 
     def residual(
         self, request: str, *, user_id: str | None = None, agent_id: str | None = None
@@ -637,9 +722,12 @@ class Memory:
 
     def expire(self, *, now: Any = None, purge: bool = False) -> OpReport:
         """Release every memory past its expiry (purge them with ``purge``, a
-        real bool: a truthy string must not hard-delete)."""
+        real bool: a truthy string must not hard-delete); a purge that
+        removed something is receipted, naming every tenant it touched."""
         at = _at(now, "now")
-        return self.control.expire(at, check_bool(purge, "purge"))
+        if not check_bool(purge, "purge"):
+            return self.control.expire(at, False)
+        return self._receipted(None, lambda: self.control.expire(at, True))
 
     # -- evidence -------------------------------------------------------------
     def history(

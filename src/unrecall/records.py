@@ -54,7 +54,12 @@ class EntityItem:
 @dataclass(frozen=True)
 class SearchHit:
     """A recalled statement: the id of its best-matching memory, the text of
-    its active clauses (``ids``), fused score and the ranks behind it."""
+    its active clauses (``ids``), fused score and the ranks behind it.
+
+    ``score`` only orders the hits of one query. ``similarity`` is the
+    cosine of the query with the statement's closest clause, comparable
+    across queries (what ``Memory.search``'s ``threshold`` cuts on); None
+    when the search used no vectors."""
 
     id: str
     text: str
@@ -63,6 +68,7 @@ class SearchHit:
     vector_rank: int | None
     metadata: dict[str, Any] = field(default_factory=dict)
     ids: list[str] = field(default_factory=list)
+    similarity: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -84,7 +90,8 @@ class ForgetReport:
     surviving memories that still connect the request's entities, and counts
     in ``collateral`` the removed memories that were neither the fact nor its
     evidence (other clauses of a cut turn). ``reader`` says who read the
-    request and ``strategy`` how it was carried out (``pipeline.plan``).
+    request and ``strategy`` how it was carried out (``pipeline.plan``);
+    ``receipt`` is the signed receipt of ``Memory.forget`` (``control.receipts``).
     """
 
     kind: str
@@ -100,6 +107,7 @@ class ForgetReport:
     collateral: int = 0
     reader: str = "learned"  # who read it: ``learned``, ``interpreter``, or ``caller`` (forget)
     strategy: str = ""  # how it was carried out (``pipeline.plan.STRATEGIES``)
+    receipt: dict[str, Any] | None = None  # signed and content-free (``control.receipts``)
 
     @property
     def count(self) -> int:
@@ -118,7 +126,9 @@ class OpReport:
     ``match`` says how a query target was resolved (``id``, ``phrase``,
     ``semantic`` or ``none``); ``erased`` is true once the affected bytes
     were physically removed from every file of the store; ``requests`` are
-    the forget requests an ``add`` found in its user turns and executed.
+    the forget requests an ``add`` found in its user turns and executed;
+    ``receipt`` is the signed, content-free receipt of a hard forget
+    (``control.receipts``), None for every other operation.
     """
 
     op: str
@@ -129,6 +139,7 @@ class OpReport:
     erased: bool | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     requests: list[ForgetReport] = field(default_factory=list)
+    receipt: dict[str, Any] | None = None
 
     @property
     def count(self) -> int:
@@ -136,8 +147,12 @@ class OpReport:
         return len(self.ids)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field plus ``count``."""
-        return {**asdict(self), "count": self.count}
+        """A JSON-ready dict of every field plus ``count`` (each request's too)."""
+        return {
+            **asdict(self),
+            "requests": [r.to_dict() for r in self.requests],
+            "count": self.count,
+        }
 
 
 @dataclass(frozen=True)

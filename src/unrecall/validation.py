@@ -237,3 +237,12 @@ def check_k(k: Any) -> int:
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 1000:
         raise InvalidInput("k must be an integer between 1 and 1000")
     return k
+
+
+def check_threshold(value: Any) -> float | str | None:
+    """A similarity threshold: None, ``"auto"``, or a number between -1 and 1."""
+    if value is None or value == "auto":
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 1:
+        raise InvalidInput("threshold must be a number between -1 and 1, 'auto' or None")
+    return float(value)

@@ -1,5 +1,5 @@
 """What the benchmark harnesses share: a network guard, the Wilson interval,
-the source revision, progress lines, and the end of a run (keep earlier
+the source revision, progress (lines and tqdm bars), and the end of a run (keep earlier
 results of systems not re-run, write the outputs, print the summary)."""
 
 from __future__ import annotations
@@ -118,14 +118,44 @@ def chosen_systems(spec: str, known: Sequence[str]) -> list[str] | None:
     return systems
 
 
-def reporter(args: argparse.Namespace) -> Callable[[str], None]:
-    """A progress printer to stderr, silent with ``--quiet``."""
+class Progress:
+    """Progress of a bench run on stderr: call it with a line, wrap a loop in
+    ``steps``. Shown by default, TTY or not (a log of a long run should say
+    how far it got); ``quiet`` silences both lines and bars."""
 
-    def progress(msg: str) -> None:
-        if not args.quiet:
-            print(msg, file=sys.stderr, flush=True)
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
 
-    return progress
+    def __call__(self, msg: str) -> None:
+        if self.quiet:
+            return
+        from tqdm import tqdm  # here, not at the top: `unrecall --help` imports this module
+
+        tqdm.write(msg, file=sys.stderr)  # above any bar, not through it
+        sys.stderr.flush()
+
+
+def reporter(args: argparse.Namespace) -> Progress:
+    """The progress of a run started from the CLI: silent with ``--quiet``."""
+    return Progress(quiet=bool(args.quiet))
+
+
+T = TypeVar("T")
+
+
+def steps(
+    progress: Callable[[str], None] | None, items: Sequence[T], desc: str, unit: str = "it"
+) -> Iterator[T]:
+    """``items`` in order, with a tqdm bar on stderr when ``progress`` is a
+    ``Progress`` that is not quiet; a plain callable (a test's, a library
+    caller's) or None gets no bar."""
+    if not isinstance(progress, Progress) or progress.quiet:
+        yield from items
+        return
+    from tqdm import tqdm
+
+    with tqdm(items, desc=desc, unit=unit, file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
+        yield from bar
 
 
 class _Named(Protocol):

@@ -48,6 +48,7 @@ from unrecall.bench.common import (
     merge_kept,
     network_guard,
     reporter,
+    steps,
     wilson,
 )
 from unrecall.bench.peers import (
@@ -251,7 +252,7 @@ def run_system(
     try:
         for suite, cases in suites.items():
             rows: list[CaseResult] = []
-            for i, case in enumerate(cases, 1):
+            for i, case in enumerate(steps(progress, cases, f"{name} {suite}", "case"), 1):
                 rows.append(score_case(adapter, case, k=k, suite=suite))
                 if progress and (i % 100 == 0 or i == len(cases)):
                     done = sum(r.result == PASS for r in rows)
@@ -529,7 +530,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out", default=str(DEFAULT_OUT), help=f"output folder (default: {DEFAULT_OUT})"
     )
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress lines or bars on stderr")
     p.add_argument(
         "--merge",
         action="store_true",

@@ -51,7 +51,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from unrecall.bench.common import chosen_systems, finish, network_guard, reporter, revision
+from unrecall.bench.common import (
+    chosen_systems,
+    finish,
+    network_guard,
+    reporter,
+    revision,
+    steps,
+)
 from unrecall.bench.peers import (
     PeerUnavailable,
     make_adapter,
@@ -526,7 +533,7 @@ def run_system(
         return SystemRun(name, status, _version(name) if installed else None)
     run = SystemRun(name, "ok", _version(name))
     try:
-        for conv in conversations:
+        for conv in steps(progress, conversations, name, "conversation"):
             retriever.reset()
             table: dict[str, list[str]] = {}
             times = []
@@ -752,7 +759,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out", default=str(DEFAULT_OUT), help=f"output folder (default: {DEFAULT_OUT})"
     )
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress lines or bars on stderr")
 
 
 def run_cli(args: argparse.Namespace) -> int:

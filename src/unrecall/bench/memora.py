@@ -71,6 +71,7 @@ from unrecall.bench.common import (
     network_guard,
     reporter,
     revision,
+    steps,
 )
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
 from unrecall.bench.peers import (
@@ -702,7 +703,8 @@ def run_persona(
 ) -> None:  # fmt: skip
     """Replay one persona into ``system`` and score its questions into ``run``."""
     system.reset()
-    for i, s in enumerate(persona.sessions, 1):
+    sessions = steps(progress, persona.sessions, f"{run.name} {persona.name}", "session")
+    for i, s in enumerate(sessions, 1):
         sid = f"{persona.name}-{s.session_id:04d}"
         for j, turn in enumerate(s.turns):
             t0 = time.perf_counter()
@@ -747,7 +749,7 @@ def run_system(
         return MemoraRun(name, status, system_version(name) if installed else None)
     run = MemoraRun(name, "ok", system_version(name), revision=revision())
     try:
-        for persona in personas:
+        for persona in steps(progress, personas, name, "persona"):
             run_persona(system, persona, run, k=k, progress=progress)
     except Exception as exc:
         run.status = "crashed"
@@ -1054,7 +1056,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="ingest only the first N sessions per persona (quick runs; scores not comparable)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress lines or bars on stderr")
     p.add_argument(
         "--merge",
         action="store_true",

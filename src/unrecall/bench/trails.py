@@ -81,7 +81,15 @@ from typing import Any
 
 import numpy as np
 
-from unrecall.bench.common import chosen_systems, finish, network_guard, reporter, revision, wilson
+from unrecall.bench.common import (
+    chosen_systems,
+    finish,
+    network_guard,
+    reporter,
+    revision,
+    steps,
+    wilson,
+)
 from unrecall.bench.trails_episodes import (
     DEFAULT_FILLER,
     TYPE_LABELS,
@@ -716,7 +724,7 @@ def run_benchmark(
     alarms: list[str] = []
     guarded = network_guard() if guard else _no_guard()
     with tempfile.TemporaryDirectory(prefix="unrecall-trails-base-") as base, guarded as seen:
-        for ep in episodes:
+        for ep in steps(progress, episodes, "episodes", "episode"):
             built = ingest(ep, Path(base), emb)
             ingest_seconds += built.seconds
             alarms += built.false_alarms
@@ -1039,7 +1047,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also write episodes.json: the generated turns and annotations (2-3 MB)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress lines or bars on stderr")
 
 
 def check_arguments(args: argparse.Namespace) -> str | None:

@@ -104,6 +104,7 @@ from unrecall.bench.common import (
     network_guard,
     reporter,
     revision,
+    steps,
     wilson,
 )
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
@@ -987,7 +988,7 @@ def run_system(
         )
     run = SystemRun(name, "ok", system_version(name))
     try:
-        for d in suite.dialogues[:dialogues]:
+        for d in steps(progress, suite.dialogues[:dialogues], name, "dialogue"):
             reqs, pres = score_dialogue(system, d, k=k)
             run.requests += reqs
             run.preservation += pres
@@ -1351,7 +1352,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=120.0,
         help="seconds per interpretation before the default reader decides (default: 120)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress lines or bars on stderr")
 
 
 def run_cli(args: argparse.Namespace) -> int:

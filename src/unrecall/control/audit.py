@@ -16,7 +16,10 @@ import hmac
 import json
 import re
 import secrets
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -53,11 +56,37 @@ class AuditCheck:
     broken_at: int | None = None
 
 
+@dataclass(frozen=True)
+class AuditEvent:
+    """Where one event sits in the chain: its ``seq``, its ``hash`` and the
+    tenant ``handle`` it was recorded for (what a receipt cites)."""
+
+    seq: int
+    hash: str
+    handle: str
+
+
 class AuditLog:
     """Appends and verifies chained events in a ``Storage``."""
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
+        # Per thread: the open ``tracking`` blocks, each collecting the events
+        # this thread records (another thread's events must not be cited).
+        self._local = threading.local()
+
+    @contextmanager
+    def tracking(self) -> Iterator[list[AuditEvent]]:
+        """Collect, in the yielded list, every event this thread records
+        inside the block: an operation's own events, whatever other threads
+        or processes append meanwhile."""
+        stack: list[list[AuditEvent]] = self._local.__dict__.setdefault("stack", [])
+        seen: list[AuditEvent] = []
+        stack.append(seen)
+        try:
+            yield seen
+        finally:
+            stack.pop()  # blocks nest, so the innermost one ends first
 
     def record(
         self, handle: str, op: str, refs: list[str], detail: dict[str, Any] | None = None
@@ -69,7 +98,22 @@ class AuditLog:
         at = time.time()
         prev = self.storage.audit_last_hash() or GENESIS
         digest = _digest(prev, at, handle, op, detail, refs)
-        return self.storage.audit_append(at, handle, op, detail, refs, prev, digest)
+        seq = self.storage.audit_append(at, handle, op, detail, refs, prev, digest)
+        for seen in self._local.__dict__.get("stack", ()):
+            seen.append(AuditEvent(seq, digest, handle))
+        return seq
+
+    def head(self) -> AuditEvent | None:
+        """The newest event of the chain (None for an empty log)."""
+        last = None
+        for row in self.storage.audit_rows():
+            last = row
+        return None if last is None else AuditEvent(last.seq, last.hash, last.tenant)
+
+    def holds(self, seq: int, digest: str) -> bool:
+        """True when the chain has event ``seq`` and its hash is ``digest``
+        (walk it with ``verify`` first: a broken chain proves nothing)."""
+        return any(row.seq == seq and row.hash == digest for row in self.storage.audit_rows())
 
     def verify(self) -> AuditCheck:
         """Recompute every link; report the first event that does not fit."""

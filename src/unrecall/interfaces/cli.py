@@ -2,7 +2,9 @@
 
 Every subcommand takes ``--db PATH``, ``--user`` / ``--agent`` and
 ``--json``. Errors go to stderr with exit status 2 and never echo the text
-the command was given.
+the command was given. ``add -`` and ``chat`` read their text from stdin, so
+a secret stays out of the shell history; ``chat`` is how forget requests
+said in a conversation are tried from a terminal.
 """
 
 from __future__ import annotations
@@ -11,13 +13,20 @@ import argparse
 import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+import apsw
+
+from unrecall import __version__
 from unrecall.control.trails import BUDGET
 from unrecall.errors import UnrecallError
 from unrecall.memory import Memory, default_path
 from unrecall.records import STATES
+from unrecall.storage.sqlite import NotAStore
+
+# A chat line starting with this is an assistant turn; any other is the user's.
+ASSISTANT_PREFIX = "assistant: "
 
 
 def _common() -> argparse.ArgumentParser:
@@ -60,20 +69,37 @@ BENCHES = {
 }
 
 
+# Services and tools with their own options: subcommand -> (module with
+# add_arguments / run_cli, help). Each module imports its heavy dependencies
+# (FastAPI, the MCP SDK) inside run_cli, so the CLI starts fast without them.
+SERVICES: dict[str, tuple[str, str]] = {
+    "mcp": ("unrecall.interfaces.mcp_server", "serve the store to an MCP client (stdio)"),
+    "serve": ("unrecall.interfaces.http", "serve the REST API over a store"),
+    "receipt": ("unrecall.interfaces.receipt_cli", "verify a forget receipt offline"),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     common = _common()
     parser = argparse.ArgumentParser(
         prog="unrecall", description="Long-term memory for agents that forgets on request."
     )
+    parser.add_argument("--version", action="version", version=f"unrecall {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def cmd(name: str, help_: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, parents=[common], help=help_, description=help_)
 
     p = cmd("add", "remember a text")
-    p.add_argument("text")
+    p.add_argument("text", help="the text; '-' reads it from stdin (keeps it out of history)")
     p.add_argument("--ttl", type=float, default=None, help="expire after this many seconds")
+    p.add_argument("--session", default=None)
+    p = cmd(
+        "chat",
+        "read chat turns from stdin, one a line ('assistant: ' starts an assistant turn);"
+        " forget requests among them are carried out",
+    )
     p.add_argument("--session", default=None)
     p = cmd("search", "recall memories for a query")
     p.add_argument("query")
@@ -115,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmd("verify", "scan the raw bytes of every store file for strings")
     p.add_argument("strings", nargs="*", help="strings to look for; '-' reads lines from stdin")
     cmd("audit", "verify the audit log's hash chain")
+    for name, (module, about) in SERVICES.items():
+        importlib.import_module(module).add_arguments(
+            sub.add_parser(name, help=about, description=about)
+        )
     sub.add_parser("demo", help="a scripted tour on a temporary store")
     bench = sub.add_parser("bench", help="run a benchmark harness")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
@@ -135,9 +165,74 @@ def _report(obj: Any) -> dict[str, Any]:
     return obj.to_dict() if hasattr(obj, "to_dict") else obj
 
 
+def _stdin_text() -> str:
+    """All of stdin as one text, less the newline ``echo`` or a heredoc ends it with."""
+    text = sys.stdin.read()
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _chat_turns(lines: Iterable[str]) -> Iterator[dict[str, str]]:
+    """One message per non-blank line, as it is read (typed at a terminal, each
+    turn is handled at once): ``assistant: ...`` lines are the assistant's,
+    every other line is the user's."""
+    for line in lines:
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            continue
+        if line.startswith(ASSISTANT_PREFIX):
+            yield {"role": "assistant", "content": line[len(ASSISTANT_PREFIX) :]}
+        else:
+            yield {"role": "user", "content": line}
+
+
+def _chat(mem: Memory, args: argparse.Namespace) -> int:
+    """Feed stdin to ``Memory.add`` turn by turn (a request may refer back to
+    the turn before it, as in a real chat) and say after each what happened,
+    in ids and counts only. Stops at the first refused turn (exit 2); the
+    turns before it stay stored."""
+    scope = _scope(args)
+    for n, turn in enumerate(_chat_turns(sys.stdin), 1):
+        try:
+            report = mem.add([turn], session_id=args.session, **scope).to_dict()
+        except UnrecallError as exc:
+            print(f"error: turn {n}: {exc}", file=sys.stderr)
+            return 2
+        if args.json:
+            print(json.dumps(report, ensure_ascii=False), flush=True)
+        else:
+            print(f"{n}. {_chat_line(turn['role'], report)}", flush=True)
+    return 0
+
+
+def _chat_line(role: str, report: dict[str, Any]) -> str:
+    """What one chat turn did: ``stored`` or the forget requests' kind,
+    strategy and counts (a request's text is never shown)."""
+    if not report["requests"]:
+        if role == "assistant" and not report["created"]:
+            return "stored (assistant turn, nothing new to remember)"
+        return f"stored: {len(report['created'])} memories"
+    lines = []
+    hit = False
+    for r in report["requests"]:
+        head = f"forget request: kind {r['kind']}, strategy {r['strategy'] or '-'}"
+        if not (r["removed"] or r["rewritten"] or r["turns_removed"]):
+            lines.append(f"{head}; nothing matched")
+            continue
+        hit = True
+        lines.append(
+            f"{head}; {len(r['removed'])} memories removed, {len(r['rewritten'])} rewritten,"
+            f" {r['turns_removed']} turns removed"
+        )
+    if hit and report.get("erased") is not None:
+        lines[-1] += f"; erased from disk: {'yes' if report['erased'] else 'PENDING'}"
+    return "\n   ".join(lines)
+
+
 def _run(mem: Memory, args: argparse.Namespace) -> tuple[Any, int]:
     """Execute one subcommand; returns (result, exit status)."""
     c = args.command
+    if c == "add" and args.text == "-":
+        args.text = _stdin_text()
     table: dict[str, Callable[[], Any]] = {
         "add": lambda: mem.add(args.text, ttl=args.ttl, session_id=args.session, **_scope(args)),
         "search": lambda: [
@@ -189,6 +284,8 @@ def _print(command: str, result: Any, as_json: bool) -> None:
             print(f"{i}. [{h['score']:.4f}] {h['text']}  ({h['id']})")
         if not result:
             print("(no memories)")
+    elif command == "forget" and not (result["count"] or result["turns_removed"]):
+        print("forget: nothing matched")
     elif command == "forget":
         print(
             f"forget: {result['turns_removed']} turns, {result['count']} memories removed"
@@ -213,6 +310,8 @@ def _print(command: str, result: Any, as_json: bool) -> None:
             for idx, files in result["found"].items():
                 where = ", ".join(f"{f} ({n}x)" for f, n in files.items())
                 print(f"FOUND string #{int(idx) + 1}: {where}")
+    elif isinstance(result, dict) and "op" in result and _matched_nothing(result):
+        print(f"{result['op']}: nothing matched")
     elif isinstance(result, dict) and "op" in result:
         line = f"{result['op']}: {result['count']} memories"
         if result.get("match") not in (None, "none", "id"):
@@ -228,6 +327,20 @@ def _print(command: str, result: Any, as_json: bool) -> None:
         print(json.dumps(result, indent=2, ensure_ascii=False))
 
 
+def _matched_nothing(report: dict[str, Any]) -> bool:
+    """An operation that touched nothing: it must not claim an erasure."""
+    return not (report["count"] or report.get("created") or report.get("turns_removed"))
+
+
+def _not_a_store(args: argparse.Namespace, reason: str) -> int:
+    """Say that the store file is unusable, and why; the file was not changed.
+    The path is the user's own, named back to them on their terminal (the
+    library's errors leave it out: they may end up in someone else's logs)."""
+    where = args.db or default_path()
+    print(f"error: {where} is not an unrecall store ({reason})", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``unrecall`` command."""
     args = build_parser().parse_args(argv)
@@ -237,9 +350,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_demo()
     if args.command == "bench":
         return int(importlib.import_module(BENCHES[args.bench_command][0]).run_cli(args))
+    if args.command in SERVICES:
+        return int(importlib.import_module(SERVICES[args.command][0]).run_cli(args))
     try:
         with Memory(args.db, embedder=args.embedder) as mem:
+            if args.command == "chat":
+                return _chat(mem, args)
             result, status = _run(mem, args)
+    except NotAStore as exc:
+        return _not_a_store(args, exc.reason)
+    except (apsw.NotADBError, apsw.CorruptError) as exc:  # damage found past the first pages
+        return _not_a_store(args, str(exc) or type(exc).__name__)
     except UnrecallError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -94,6 +94,22 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+class NotAStore(StoreError):
+    """The file is not an unrecall store: not a database (a text file,
+    random bytes), a damaged or truncated one, or someone else's SQLite
+    database. It was left untouched. ``reason`` says which, without the path."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(
+            f"the file is not an unrecall store ({reason}); it was left untouched"
+            " (give a new path or an unrecall store)"
+        )
+        self.reason = reason
+
+
+_UNREADABLE = (apsw.NotADBError, apsw.CorruptError)
+
+
 class _RandomPool:
     """``os.urandom`` read 4 KiB at a time: one system call per ~400 ids
     instead of one per id (it cost ~0.3 ms a call on a loaded VM)."""
@@ -158,6 +174,8 @@ class SQLiteStorage:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = apsw.Connection(str(self.path))
+        except _UNREADABLE as exc:
+            raise NotAStore(_reason(exc)) from exc
         except (OSError, apsw.Error) as exc:
             raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
         try:
@@ -166,6 +184,9 @@ class SQLiteStorage:
             self._refuse_foreign()  # reads only: a file that is not a store stays untouched
             self._configure()
             self._migrate(embedder_name)
+        except _UNREADABLE as exc:  # found before any write, or a migration rolled back
+            self._db.close()
+            raise NotAStore(_reason(exc)) from exc
         except apsw.Error as exc:  # a locked or unwritable file, say
             self._db.close()
             raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
@@ -190,10 +211,7 @@ class SQLiteStorage:
         tables = {r[1] for r in rows if r[1] is not None}
         foreign = bool(tables) if version == 0 else not tables >= _OWN_TABLES
         if foreign:
-            raise StoreError(
-                "the file is a SQLite database unrecall did not make; it was left untouched"
-                " (give a new path or an unrecall store)"
-            )
+            raise NotAStore("a SQLite database unrecall did not make")
         if self._db.readonly("main"):
             raise StoreError("the store file is read-only; unrecall needs to write it")
 
@@ -461,6 +479,12 @@ class SQLiteStorage:
             )
             self._write("DELETE FROM memories WHERE tenant_id = ?", (tenant_id,))
             self._write("DELETE FROM turns WHERE tenant_id = ?", (tenant_id,))
+            if self._scalar("SELECT 1 FROM sqlite_master WHERE name = 'api_keys'"):
+                # a served store: the tenant's API keys name it, and go too
+                self._write(
+                    "DELETE FROM api_keys WHERE tenant = (SELECT key FROM tenants WHERE id = ?)",
+                    (tenant_id,),
+                )
             self._write("DELETE FROM tenants WHERE id = ?", (tenant_id,))
             self._pending.append(("drop", tenant_id, 0, None))
             self._term_cache.clear()
@@ -1020,3 +1044,44 @@ class SQLiteStorage:
     def tenant_keys(self) -> dict[int, str]:
         """Every tenant id with its key (for upgrades)."""
         return {r[0]: r[1] for r in self._rows("SELECT id, key FROM tenants")}
+
+    # -- API keys (the REST service) -------------------------------------
+    # A table of its own, made by the first server that opens the store (a
+    # store that is never served has none, so the schema version is
+    # unchanged). A key is kept only as its SHA-256 digest; a revoked key's
+    # row is deleted, and secure_delete zeroes it with its tenant name.
+    _API_KEYS = (
+        "CREATE TABLE IF NOT EXISTS api_keys(id TEXT PRIMARY KEY, digest BLOB NOT NULL UNIQUE,"
+        " tenant TEXT NOT NULL, created_at REAL NOT NULL)"
+    )
+
+    def api_keys_init(self) -> None:
+        """Create the API key table if the store has none yet."""
+        if self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'api_keys'"):
+            return
+        with self.transaction():
+            self._write(self._API_KEYS)
+
+    def api_key_add(self, key_id: str, digest: bytes, tenant: str, at: float) -> None:
+        """Store a key's digest for a tenant key (``user:…`` or ``agent:…``)."""
+        with self.transaction():
+            self._write("INSERT INTO api_keys VALUES (?, ?, ?, ?)", (key_id, digest, tenant, at))
+
+    def api_key_tenant(self, digest: bytes) -> str | None:
+        """The tenant key a key digest belongs to, or None."""
+        return self._scalar("SELECT tenant FROM api_keys WHERE digest = ?", (digest,))
+
+    def api_key_list(self) -> list[tuple[str, str, float]]:
+        """Every key's (id, tenant key, created_at), oldest first; never a digest."""
+        return [
+            (r[0], r[1], r[2])
+            for r in self._rows("SELECT id, tenant, created_at FROM api_keys ORDER BY created_at")
+        ]
+
+    def api_key_revoke(self, key_id: str) -> bool:
+        """Delete a key; False when no key has that id."""
+        with self.transaction():
+            found = self._scalar("SELECT 1 FROM api_keys WHERE id = ?", (key_id,))
+            if found:
+                self._write("DELETE FROM api_keys WHERE id = ?", (key_id,))
+        return bool(found)

@@ -1,0 +1,220 @@
+"""The command line's finish: ``--version``, text from stdin (``add -``,
+``chat``), clear errors on files that are not stores, honest reports of
+operations that matched nothing, and bench progress that ``--quiet`` silences."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from unrecall.bench.common import Progress, steps
+from unrecall.interfaces.cli import main
+
+MINI = Path(__file__).parent / "data" / "forgeteval_mini.json"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def feed(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+
+
+@pytest.fixture
+def common(tmp_path: Path) -> list[str]:
+    return ["--db", str(tmp_path / "cli.db"), "--user", "ana", "--embedder", "hashing"]
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == "unrecall 0.1.0\n"
+
+
+def test_add_dash_reads_the_text_from_stdin(tmp_path: Path) -> None:
+    db = str(tmp_path / "pipe.db")
+    base = [sys.executable, "-m", "unrecall.interfaces.cli"]
+    scope = ["--db", db, "--user", "ana", "--embedder", "hashing", "--json"]
+    env = {**os.environ, "UNRECALL_DB": str(tmp_path / "unused.db")}
+    added = subprocess.run(
+        [*base, "add", "-", *scope],
+        input="my bank pin is 9911\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert added.returncode == 0, added.stderr
+    listed = subprocess.run(
+        [*base, "get-all", *scope], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert [m["text"] for m in json.loads(listed.stdout)] == ["my bank pin is 9911"]
+
+
+def test_add_dash_with_empty_stdin_is_a_clear_error(
+    common: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed(monkeypatch, "")
+    status, out, err = run(capsys, "add", "-", *common)
+    assert status == 2 and out == "" and err.startswith("error: ")
+    feed(monkeypatch, "two lines\nof one note\n")
+    assert run(capsys, "add", "-", *common)[0] == 0
+    _, out, _ = run(capsys, "get-all", *common, "--json")
+    assert [m["text"] for m in json.loads(out)] == ["two lines\nof one note"]
+
+
+def test_chat_stores_then_forgets_and_never_prints_the_value(
+    common: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed(
+        monkeypatch,
+        "my locker code is 4471\n"
+        "\n"
+        "assistant: Noted, I will keep your locker code in mind.\n"
+        "please forget my locker code\n",
+    )
+    status, out, err = run(capsys, "chat", "--session", "s1", *common)
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "1. stored: 1 memories"
+    assert lines[1].startswith("2. stored")
+    assert lines[2].startswith("3. forget request: kind ") and "strategy " in lines[2]
+    assert "memories removed" in lines[2] and "erased from disk: yes" in lines[2]
+    assert "4471" not in out + err
+    status, out, _ = run(capsys, "search", "locker code", *common, "--json")
+    assert status == 0 and not any("4471" in h["text"] for h in json.loads(out))
+    status, out, _ = run(capsys, "verify", "4471", *common)
+    assert status == 0 and out.startswith("clean")
+
+
+def test_chat_json_is_one_report_per_turn_without_text(
+    common: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed(monkeypatch, "my locker code is 4471\nplease forget my locker code\n")
+    status, out, _ = run(capsys, "chat", *common, "--json")
+    reports = [json.loads(line) for line in out.splitlines()]
+    assert status == 0 and len(reports) == 2
+    assert reports[0]["requests"] == [] and len(reports[0]["created"]) == 1
+    assert reports[1]["requests"][0]["removed"] == reports[0]["created"]
+    assert "4471" not in out
+
+
+def test_chat_without_a_tenant_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed(monkeypatch, "my locker code is 4471\n")
+    status, out, err = run(capsys, "chat", "--db", str(tmp_path / "c.db"), "--embedder", "hashing")
+    assert status == 2 and out == "" and "--user" in err and "4471" not in err
+
+
+def test_chat_stops_at_a_refused_turn_and_keeps_the_earlier_ones(
+    common: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed(monkeypatch, "my locker code is 4471\n" + "secret-4471 " * 4000 + "\nnever read\n")
+    status, out, err = run(capsys, "chat", *common)
+    assert status == 2 and out == "1. stored: 1 memories\n"
+    assert err.startswith("error: turn 2: ") and "4471" not in err
+    _, out, _ = run(capsys, "get-all", *common, "--json")
+    assert [m["text"] for m in json.loads(out)] == ["my locker code is 4471"]
+
+
+def _store(path: Path, capsys: pytest.CaptureFixture[str]) -> bytes:
+    """A real store of a few dozen memories, closed (WAL checkpointed); its bytes."""
+    scope = ["--db", str(path), "--user", "ana", "--embedder", "hashing"]
+    for i in range(40):
+        assert main(["add", f"note {i}: the meeting room {i} has {i * 3} chairs", *scope]) == 0
+    capsys.readouterr()
+    return path.read_bytes()
+
+
+def _damage(kind: str, path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = random.Random(7)
+    if kind == "text":
+        path.write_text("shopping list: eggs, milk, bread\n" * 50, encoding="utf-8")
+    elif kind == "random":
+        path.write_bytes(rng.randbytes(16384))
+    elif kind == "truncated":
+        data = _store(path, capsys)
+        path.write_bytes(data[: len(data) // 2])
+    elif kind == "header-only":
+        path.write_bytes(_store(path, capsys)[:100])
+    elif kind == "damaged-pages":  # the first page intact: damage found while reading
+        data = _store(path, capsys)
+        path.write_bytes(data[:4096] + rng.randbytes(len(data) - 4096))
+    else:  # someone else's SQLite database
+        import apsw
+
+        db = apsw.Connection(str(path))
+        db.execute("CREATE TABLE people(name TEXT)")
+        db.close()
+
+
+@pytest.mark.parametrize(
+    "kind", ["text", "random", "truncated", "header-only", "damaged-pages", "foreign"]
+)
+def test_a_file_that_is_not_a_store_gives_a_clear_error_untouched(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / f"{kind}.db"
+    _damage(kind, path, capsys)
+    before = path.read_bytes()
+    scope = ["--db", str(path), "--user", "ana", "--embedder", "hashing"]
+    for argv in (["get-all", *scope], ["search", "meeting room chairs", *scope]):
+        status, out, err = run(capsys, *argv)
+        assert status == 2 and out == ""
+        assert err.startswith(f"error: {path} is not an unrecall store (")
+        assert err.endswith(")\n") and "Traceback" not in err
+        assert path.read_bytes() == before
+
+
+def test_operations_that_matched_nothing_say_so(
+    common: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "add", "I keep a red bicycle in the shed", *common)[0] == 0
+    for argv, said in (
+        (["purge", "zebra stripes"], "purge: nothing matched\n"),
+        (["forget", "forget that I own a zebra"], "forget: nothing matched\n"),
+        (["release", "zebra stripes"], "release: nothing matched\n"),
+        (["delete-all", "--user", "nobody"], "delete_all: nothing matched\n"),
+    ):
+        status, out, err = run(capsys, argv[0], *common, *argv[1:])  # the last --user wins
+        assert status == 0 and out == said and "erased" not in out, err
+    status, out, _ = run(capsys, "purge", "red bicycle", *common)
+    assert out.startswith("purge: 1 memories") and "erased from disk: yes" in out
+
+
+def test_progress_helper_shows_bars_unless_quiet(capsys: pytest.CaptureFixture[str]) -> None:
+    items = ["a", "b", "c"]
+    assert list(steps(Progress(quiet=True), items, "cases")) == items
+    Progress(quiet=True)("a progress line")
+    assert capsys.readouterr().err == ""
+    assert list(steps(lambda _msg: None, items, "cases")) == items  # a plain callback: no bar
+    assert list(steps(None, items, "cases")) == items
+    assert capsys.readouterr().err == ""
+    shown = Progress()
+    assert list(steps(shown, items, "my cases", "case")) == items
+    shown("a progress line")
+    err = capsys.readouterr().err
+    assert "my cases" in err and "0/3" in err and "a progress line\n" in err
+
+
+def test_bench_quiet_prints_no_progress(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["bench", "forgeteval", "--cases", str(MINI), "--systems", "baseline", "--limit", "1"]
+    assert main([*base, "--out", str(tmp_path / "quiet"), "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == "" and "ForgetEval" in quiet.out
+    assert main([*base, "--out", str(tmp_path / "loud")]) == 0
+    loud = capsys.readouterr().err
+    assert "baseline adversarial" in loud and "1/1" in loud and "wrote " in loud
