@@ -147,46 +147,16 @@ def _schemas() -> SimpleNamespace:
 
 
 def _requests(s: SimpleNamespace, report: OpReport) -> list[Any]:
-    return [
-        s.RequestResult(
-            kind=r.kind,
-            match=r.match,
-            removed=r.removed,
-            rewritten=r.rewritten,
-            created=r.created,
-            count=r.count,
-            receipt=getattr(r, "receipt", None),
-        )
-        for r in report.requests
-    ]
+    return [s.RequestResult.model_validate(r.to_dict()) for r in report.requests]
 
 
 def _forget_result(s: SimpleNamespace, r: ForgetReport) -> Any:
-    return s.ForgetResult(
-        count=r.count,
-        removed=r.removed,
-        rewritten=r.rewritten,
-        created=r.created,
-        turns_removed=r.turns_removed,
-        residual=r.residual,
-        collateral=r.collateral,
-        match=r.match,
-        receipt=getattr(r, "receipt", None),
-    )
+    return s.ForgetResult.model_validate(r.to_dict())
 
 
 def _op_result(s: SimpleNamespace, r: OpReport) -> Any:
-    # Fields picked one by one: ``detail`` is not part of the contract here.
-    return s.OpResult(
-        op=r.op,
-        count=r.count,
-        ids=r.ids,
-        match=r.match,
-        created=r.created,
-        turns_removed=r.turns_removed,
-        erased=r.erased,
-        receipt=getattr(r, "receipt", None),
-    )
+    # the models name the fields of the contract; the rest (``detail``) is dropped
+    return s.OpResult.model_validate(r.to_dict())
 
 
 # -- the server -------------------------------------------------------------------
