@@ -4,12 +4,16 @@ The store is seeded through the library (``--memories`` per tenant, 1,000
 messages per ``add``), one API key per tenant is made straight in the file,
 then the server starts on a free loopback port and ``--clients`` threads,
 each with its tenant's key, run a mix of add, search and purge for
-``--seconds`` (and at most ``--max-requests`` each). Afterwards every
-acknowledged add that was not purged must be in its tenant's memories:
-``lost_writes`` must be 0. Traffic goes to 127.0.0.1 only.
+``--warmup`` seconds untimed, then ``--seconds`` timed (and at most
+``--max-requests`` each). Closed loop (the default) measures capacity:
+each client sends its next request when the last is answered, so latency
+is the queue of 16 clients. ``--rate`` makes it open loop: requests are
+due at a fixed total rate and latency counts from when each was due.
+Afterwards every acknowledged add that was not purged must be in its
+tenant's memories: ``lost_writes`` must be 0. Traffic goes to 127.0.0.1 only.
 
     python bench/serve_load.py --memories 10000 --clients 16 --seconds 20 \
-        --out bench/results/serve-load
+        --workers 2 --rate 100 --fresh-connections --out bench/results/serve-load
 """
 
 from __future__ import annotations
@@ -47,6 +51,14 @@ def fact(rng: random.Random, tag: str) -> str:
     return (
         f"{rng.choice(NAMES)} booked the {rng.choice(TOPICS)} for week {rng.randint(1, 52)}"
         f" under reference {tag}"
+    )
+
+
+def query(rng: random.Random) -> str:
+    """A question about the facts, rarely the same twice."""
+    return (
+        f"when is {rng.choice(NAMES)}'s {rng.choice(TOPICS)}"
+        f" booking, around week {rng.randint(1, 52)}?"
     )
 
 
@@ -99,11 +111,29 @@ def start(path: Path, port: int, workers: int, embedder: str, logs: Path) -> sub
 class Client(threading.Thread):
     """One client: a mix of add, search and purge on its tenant until the deadline."""
 
-    def __init__(self, url: str, key: str, index: int, deadline: float, cap: int) -> None:
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        index: int,
+        window: tuple[float, float],
+        cap: int,
+        interval: float | None = None,
+        fresh: bool = False,
+    ) -> None:
         super().__init__(daemon=True)
         self.url, self.key, self.index = url, key, index
-        self.deadline, self.cap = deadline, cap
+        # requests run until window[1]; only those begun at window[0] or
+        # later are timed (before it: the warm-up)
+        (self.measure_from, self.deadline), self.cap = window, cap
         self.rng = random.Random(index)
+        # Open loop: one request every ``interval`` s, from a random phase;
+        # latency counts from when a request was due, so a server that falls
+        # behind is charged for the wait (no coordinated omission).
+        self.interval = interval
+        # A new connection per request lets the kernel hand each to an idle
+        # worker; kept-alive connections stay with the worker that took them.
+        self.fresh = fresh
         self.latency: dict[str, list[float]] = defaultdict(list)
         self.errors: dict[str, int] = defaultdict(int)
         # ids of each acknowledged add; a purge of one id may take its
@@ -121,10 +151,15 @@ class Client(threading.Thread):
 
     def run(self) -> None:
         headers = {"Authorization": f"Bearer {self.key}"}
-        with httpx.Client(base_url=self.url, headers=headers, timeout=120) as http:
+        limits = httpx.Limits(max_keepalive_connections=0 if self.fresh else None)
+        with httpx.Client(base_url=self.url, headers=headers, timeout=120, limits=limits) as http:
             done = 0
+            due = time.monotonic() + self.rng.random() * (self.interval or 0.0)
             while time.monotonic() < self.deadline and done < self.cap:
                 done += 1
+                if self.interval is not None:
+                    time.sleep(max(0.0, due - time.monotonic()))
+                    began, due = due, due + self.interval
                 op = self._op()
                 live = [i for i in range(len(self.acked)) if i not in self.purged]
                 if op == "purge" and not live:
@@ -132,18 +167,21 @@ class Client(threading.Thread):
                 if op == "add":
                     body: dict[str, Any] = {"text": fact(self.rng, f"c{self.index}x{done}")}
                 elif op == "search":
-                    body = {"query": f"who booked the {self.rng.choice(TOPICS)}", "k": 5}
+                    # varied, so that the query-embedding cache does not answer
+                    body = {"query": query(self.rng), "k": 5}
                 else:
                     group = self.rng.choice(live)
                     self.purged.add(group)
                     body = {"target": self.acked[group][0]}
-                began = time.perf_counter()
+                if self.interval is None:
+                    began = time.monotonic()
                 try:
                     r = http.post(f"/v1/memories/{op}", json=body)
                 except httpx.HTTPError:
                     self.errors[f"{op}:transport"] += 1
                     continue
-                self.latency[op].append(time.perf_counter() - began)
+                if began >= self.measure_from:
+                    self.latency[op].append(time.monotonic() - began)
                 if r.status_code != 200:
                     self.errors[f"{op}:{r.status_code}"] += 1
                 elif op == "add":
@@ -189,8 +227,10 @@ def markdown(result: dict[str, Any]) -> str:
         "# unrecall serve under load",
         "",
         f"{s['memories']} memories per tenant x {s['tenants']} tenants, {s['clients']} clients,"
-        f" {s['workers']} worker(s), {s['embedder']} embedder, {result['seconds']:.1f} s;"
-        f" seeding took {result['seed_seconds']:.1f} s.",
+        f" {s['workers']} worker(s), {s['embedder']} embedder, {result['seconds']:.1f} s,"
+        + (" closed loop," if s["rate"] is None else f" {s['rate']:g} req/s offered,")
+        + (" a connection per request;" if s["fresh_connections"] else " kept-alive connections;")
+        + f" seeding took {result['seed_seconds']:.1f} s.",
         "",
         f"Throughput: **{result['throughput_rps']:.1f} req/s** ({result['requests']} requests);"
         f" errors: **{sum(result['errors'].values())}**; lost writes: **{result['lost_writes']}**"
@@ -215,10 +255,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         url = f"http://127.0.0.1:{port}"
         proc = start(path, port, args.workers, args.embedder, args.out / "server.log")
         try:
-            began = time.monotonic()
-            deadline = began + args.seconds
+            began = time.monotonic() + args.warmup
+            window = (began, began + args.seconds)
+            interval = None if args.rate is None else args.clients / args.rate
             clients = [
-                Client(url, keys[i % len(keys)], i, deadline, args.max_requests)
+                Client(url, keys[i % len(keys)], i, window, args.max_requests, interval, args.fresh)
                 for i in range(args.clients)
             ]
             for c in clients:
@@ -249,6 +290,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "workers": args.workers,
             "embedder": args.embedder,
             "seconds": args.seconds,
+            "warmup_seconds": args.warmup,
+            "rate": args.rate,
+            "fresh_connections": args.fresh,
             "mix": dict(MIX),
         },
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
@@ -272,14 +316,38 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--memories", type=int, default=10_000, help="seeded memories per tenant")
     p.add_argument("--tenants", type=int, default=2)
     p.add_argument("--clients", type=int, default=16)
-    p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--seconds", type=float, default=20.0, help="measured, after the warm-up")
+    p.add_argument(
+        "--warmup",
+        type=float,
+        default=5.0,
+        help="seconds of the same load first, not timed (each worker's first"
+        " search of a tenant loads its vectors)",
+    )
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=None,
+        help="offered requests/s over all clients (open loop); default: each client"
+        " sends its next request when the last is answered (closed loop, capacity)",
+    )
     p.add_argument("--max-requests", type=int, default=100_000, help="per client, a bound")
     p.add_argument("--workers", type=int, default=1, help="server processes")
+    p.add_argument(
+        "--fresh-connections",
+        dest="fresh",
+        action="store_true",
+        help="a new connection per request (default: one kept-alive connection per client)",
+    )
     p.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
     p.add_argument("--out", type=Path, default=Path("bench/results/serve-load"))
     args = p.parse_args(argv)
     if min(args.memories, args.tenants, args.clients, args.workers, args.max_requests) < 1:
         p.error("counts must be positive")
+    if args.rate is not None and not 0 < args.rate <= 10_000:
+        p.error("--rate must be in (0, 10000]")
+    if not 0 <= args.warmup <= 600:
+        p.error("--warmup must be in [0, 600]")
     if not 0 < args.seconds <= 3600:
         p.error("--seconds must be in (0, 3600]")
     return args

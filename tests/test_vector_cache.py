@@ -3,6 +3,8 @@ and add/remove keeping both copies in step without leftovers."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -164,3 +166,62 @@ def test_a_text_is_embedded_once_until_a_hard_deletion(fast_mem) -> None:  # typ
     assert not fast_mem.recall._cache
     fast_mem.recall.embed(["a"])
     assert calls == ["a"]
+
+
+def _matrix(mem, tenant: int) -> dict[int, bytes]:  # type: ignore[no-untyped-def]
+    """The cached vectors of a tenant, by memory id, as bytes."""
+    cache = mem.storage._tenant_vectors(tenant)
+    return {mid: vec.tobytes() for mid, vec in cache.get(list(cache._pos)).items()}
+
+
+def _table(mem, tenant: int) -> dict[int, bytes]:  # type: ignore[no-untyped-def]
+    rows = mem.storage._db.execute(
+        "SELECT id, embedding FROM memory_vectors WHERE tenant_id = ?", (tenant,)
+    ).fetchall()
+    return {mid: bytes(blob) for mid, blob in rows}
+
+
+@pytest.mark.parametrize("keep", [20_000, 3])
+def test_another_connections_commits_update_the_caches_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, keep: int
+) -> None:
+    # Two server workers share one file. A commit of one used to throw the
+    # other's matrices away (a reload of every vector per search under load);
+    # now the other reads the changed ids from vector_log and patches its
+    # matrix, which must then hold exactly the table's rows. With a log
+    # pruned past what a reader saw (keep=3) it reloads instead.
+    from unrecall import Memory
+    from unrecall.storage import sqlite
+
+    monkeypatch.setattr(sqlite, "VECTOR_LOG_KEEP", keep)
+    path = tmp_path / "two.db"
+    with Memory(path, embedder="hashing") as a, Memory(path, embedder="hashing") as b:
+        a.add("I live in Porto. My dentist is Dr. Moss. I keep bees.", user_id="u")
+        a.add("My cat is called Miso.", user_id="v")
+        tu = a.storage.tenant("user:u", False)
+        tv = a.storage.tenant("user:v", False)
+        a.search("where do I live", user_id="u")
+        a.search("cat", user_id="v")
+        before = a.storage._vectors[tu]
+
+        added = b.add("I moved to Lyon. My bank is Fennick Savings.", user_id="u").ids
+        b.purge("Dr. Moss", user_id="u")
+        b.supersede(added[0], "I moved to Nice.", user_id="u")
+        b.delete_all(user_id="v")
+
+        a.storage.sync()
+        assert (a.storage._vectors.get(tu) is before) == (keep > 3)
+        assert tv not in a.storage._vectors  # the erased tenant's matrix is gone
+        assert _matrix(a, tu) == _table(a, tu)
+        texts = {h.text for h in a.search("where do I live", user_id="u", k=10)}
+        assert not any("Moss" in t for t in texts)
+        assert any("Nice" in t for t in texts)
+        assert a.search("cat", user_id="v") == []
+
+
+def test_an_erased_tenant_leaves_no_rows_in_the_vector_log(fast_mem) -> None:  # type: ignore[no-untyped-def]
+    fast_mem.add("I live in Porto. My dentist is Dr. Moss.", user_id="u")
+    tenant = fast_mem.storage.tenant("user:u", False)
+    fast_mem.delete_all(user_id="u")
+    rows = fast_mem.storage._db.execute("SELECT tenant_id, memory_id FROM vector_log").fetchall()
+    assert rows == [(tenant, 0)]  # the one row that tells other processes to drop it

@@ -470,9 +470,11 @@ class Memory:
         hits = []
         for s in ranked:
             key = " ".join(s.text.casefold().split())
-            if key not in seen and len(hits) < k:
+            if key not in seen:
                 seen.add(key)
                 hits.append(s)
+                if len(hits) == k:
+                    break
         similar = self._similarities(tenant, query, hits, mode == "hybrid" or threshold is not None)
         return [
             SearchHit(

@@ -15,7 +15,7 @@ clauses (a pasted document) is recalled clause by clause.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from unrecall.recall.clauses import label
@@ -58,10 +58,11 @@ def gather(
     pool: Sequence[Candidate],
     accept: Callable[[MemoryRow], bool],
     weight: Callable[[Candidate], float],
-) -> list[Statement]:
+) -> Iterator[Statement]:
     """The statements of ``pool``'s clause candidates, best first
     (``entities``: the query's identifier and name keys; ``weight``: a
-    candidate's score as the caller ranks it)."""
+    candidate's score as the caller ranks it). Lazy: the look-alike check
+    (an identifier scan of the text) runs only on the statements read."""
     groups = {
         m: g
         for m, g in storage.statements([c.row.id for c in pool]).items()
@@ -86,11 +87,10 @@ def gather(
         head = label(rows[0].text)
         if head and named and name_keys(head) & named:
             score *= SPEAKER_BOOST
-        text = _joined(rows, head)
-        if idents and _look_alike(idents, text):
-            continue
-        out.append(Statement(best, rows, text, score))
-    return sorted(out, key=lambda s: -s.score)
+        out.append(Statement(best, rows, _joined(rows, head), score))
+    for statement in sorted(out, key=lambda s: -s.score):
+        if not (idents and _look_alike(idents, statement.text)):
+            yield statement
 
 
 def _look_alike(idents: set[str], text: str) -> bool:
@@ -98,8 +98,10 @@ def _look_alike(idents: set[str], text: str) -> bool:
     extends or cuts one of them (same kind, one key a prefix of the other)."""
     # (the query's "compact:" windows join its words into one run: they
     # stand for chunked identifiers, not for what the query names)
-    held = identifier_keys(text)
     named = {q for q in idents if not q.startswith("compact:")}
+    if not named:
+        return False  # (before the costly scan of the text)
+    held = identifier_keys(text)
     return not held & idents and any(
         h.startswith(q) or q.startswith(h) for h in held for q in named if h != q
     )

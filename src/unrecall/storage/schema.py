@@ -10,7 +10,7 @@ ends with exactly the layout of a new one.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _TENANTS = """CREATE TABLE tenants(
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -119,9 +119,22 @@ _V3 = [
 ]
 
 
+# What schema v5 added: the ids of memories whose vectors each commit added
+# or removed (``memory_id`` 0: the tenant was erased), so a process keeps
+# its in-memory vector matrices in step with another's commits instead of
+# reloading them (``SQLiteStorage``). Ids only, no text and no vector; old
+# rows are pruned, and an erased tenant's rows go with it.
+_V5 = [
+    """CREATE TABLE vector_log(
+        seq INTEGER PRIMARY KEY,
+        tenant_id INTEGER NOT NULL,
+        memory_id INTEGER NOT NULL)""",
+]
+
+
 def schema() -> list[str]:
     """Statements that make a new store of the current version."""
-    return [_TENANTS, *_CORE, *_V3]
+    return [_TENANTS, *_CORE, *_V3, *_V5]
 
 
 def migrations() -> dict[int, list[str]]:
@@ -160,4 +173,6 @@ def migrations() -> dict[int, list[str]]:
             "INSERT OR REPLACE INTO meta VALUES ('upgrade', trim(coalesce("
             "(SELECT value FROM meta WHERE key = 'upgrade'), '') || ' reindex'))",
         ],
+        # Served by several processes (issue #15): the vector change log.
+        5: _V5,
     }
