@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import random
+import re
 import socket
 import statistics
 import subprocess
@@ -52,6 +53,15 @@ def fact(rng: random.Random, tag: str) -> str:
         f"{rng.choice(NAMES)} booked the {rng.choice(TOPICS)} for week {rng.randint(1, 52)}"
         f" under reference {tag}"
     )
+
+
+def owner(text: str, tenants: int) -> int | None:
+    """The tenant a fact was written to, from its reference tag
+    (``s<tenant>x…`` seeded, ``c<client>x…`` by a client)."""
+    m = re.search(r"reference ([sc])(\d+)x", text)
+    if m is None:
+        return None
+    return int(m.group(2)) if m.group(1) == "s" else int(m.group(2)) % tenants
 
 
 def query(rng: random.Random) -> str:
@@ -140,6 +150,8 @@ class Client(threading.Thread):
         # siblings (clauses of the same turn), so it exempts the whole add
         self.acked: list[list[str]] = []
         self.purged: set[int] = set()  # adds a purge was asked for (acknowledged or not)
+        self.tenants = 1  # set by run(): client i writes to tenant i % tenants
+        self.foreign = 0  # search hits whose reference tag is another tenant's
 
     def _op(self) -> str:
         x = self.rng.random()
@@ -186,6 +198,11 @@ class Client(threading.Thread):
                     self.errors[f"{op}:{r.status_code}"] += 1
                 elif op == "add":
                     self.acked.append(list(r.json()["ids"]))
+                elif op == "search":
+                    mine = self.index % self.tenants
+                    self.foreign += sum(
+                        owner(h["text"], self.tenants) != mine for h in r.json()["hits"]
+                    )
 
 
 def lost_writes(url: str, clients: list[Client]) -> tuple[int, int]:
@@ -234,7 +251,8 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         f"Throughput: **{result['throughput_rps']:.1f} req/s** ({result['requests']} requests);"
         f" errors: **{sum(result['errors'].values())}**; lost writes: **{result['lost_writes']}**"
-        f" of {result['checked_writes']} acknowledged adds.",
+        f" of {result['checked_writes']} acknowledged adds; search hits of another tenant:"
+        f" **{result['cross_tenant_hits']}**.",
         "",
         "| operation | requests | p50 ms | p95 ms |",
         "| --- | ---: | ---: | ---: |",
@@ -263,6 +281,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for i in range(args.clients)
             ]
             for c in clients:
+                c.tenants = len(keys)
                 c.start()
             for c in clients:
                 c.join()
@@ -306,6 +325,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "errors": dict(sorted(errors.items())),
         "lost_writes": lost,
+        "cross_tenant_hits": sum(c.foreign for c in clients),
         "checked_writes": checked,
     }
 
@@ -361,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (args.out / "summary.json").write_text(json.dumps(result, indent=2) + "\n")
     (args.out / "summary.md").write_text(markdown(result))
     print(markdown(result))
-    return 1 if result["lost_writes"] else 0
+    return 1 if result["lost_writes"] or result["cross_tenant_hits"] else 0
 
 
 if __name__ == "__main__":
