@@ -44,7 +44,7 @@ from unrecall.interfaces.keys import KeyStore, Tenant
 BATCH = 1000
 TOPICS = ("garden", "train", "dentist", "recipe", "invoice", "meeting", "holiday", "bike")
 NAMES = ("Ana", "Ben", "Chidi", "Dana", "Eli", "Farah", "Goran", "Hana")
-MIX = (("add", 0.5), ("search", 0.4), ("purge", 0.1))
+ADD_SHARE = 0.5  # of requests; search takes what add and purge leave
 
 
 def fact(rng: random.Random, tag: str) -> str:
@@ -53,6 +53,13 @@ def fact(rng: random.Random, tag: str) -> str:
         f"{rng.choice(NAMES)} booked the {rng.choice(TOPICS)} for week {rng.randint(1, 52)}"
         f" under reference {tag}"
     )
+
+
+def mix(purge: float) -> tuple[tuple[str, float], ...]:
+    """Shares of the operations, with ``purge`` of the requests purges.
+    (Each purge checkpoints the WAL so the bytes are gone when it returns:
+    ``--purge-share 0`` measures add and search alone.)"""
+    return (("add", ADD_SHARE), ("search", 1 - ADD_SHARE - purge), ("purge", purge))
 
 
 def owner(text: str, tenants: int) -> int | None:
@@ -151,15 +158,16 @@ class Client(threading.Thread):
         self.acked: list[list[str]] = []
         self.purged: set[int] = set()  # adds a purge was asked for (acknowledged or not)
         self.tenants = 1  # set by run(): client i writes to tenant i % tenants
+        self.mix = mix(0.1)  # set by run()
         self.foreign = 0  # search hits whose reference tag is another tenant's
 
     def _op(self) -> str:
         x = self.rng.random()
-        for name, share in MIX:
+        for name, share in self.mix:
             if x < share:
                 return name
             x -= share
-        return MIX[-1][0]
+        return self.mix[-1][0]
 
     def run(self) -> None:
         headers = {"Authorization": f"Bearer {self.key}"}
@@ -247,7 +255,9 @@ def markdown(result: dict[str, Any]) -> str:
         f" {s['workers']} worker(s), {s['embedder']} embedder, {result['seconds']:.1f} s,"
         + (" closed loop," if s["rate"] is None else f" {s['rate']:g} req/s offered,")
         + (" a connection per request;" if s["fresh_connections"] else " kept-alive connections;")
-        + f" seeding took {result['seed_seconds']:.1f} s.",
+        + " mix "
+        + ", ".join(f"{op} {share:.2f}" for op, share in s["mix"].items())
+        + f"; seeding took {result['seed_seconds']:.1f} s.",
         "",
         f"Throughput: **{result['throughput_rps']:.1f} req/s** ({result['requests']} requests);"
         f" errors: **{sum(result['errors'].values())}**; lost writes: **{result['lost_writes']}**"
@@ -281,7 +291,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for i in range(args.clients)
             ]
             for c in clients:
-                c.tenants = len(keys)
+                c.tenants, c.mix = len(keys), mix(args.purge_share)
                 c.start()
             for c in clients:
                 c.join()
@@ -312,7 +322,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "warmup_seconds": args.warmup,
             "rate": args.rate,
             "fresh_connections": args.fresh,
-            "mix": dict(MIX),
+            "mix": dict(mix(args.purge_share)),
         },
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "seed_seconds": round(seed_s, 2),
@@ -353,6 +363,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--max-requests", type=int, default=100_000, help="per client, a bound")
     p.add_argument("--workers", type=int, default=1, help="server processes")
+    p.add_argument("--purge-share", type=float, default=0.1, help="share of requests that purge")
     p.add_argument(
         "--fresh-connections",
         dest="fresh",
@@ -366,6 +377,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error("counts must be positive")
     if args.rate is not None and not 0 < args.rate <= 10_000:
         p.error("--rate must be in (0, 10000]")
+    if not 0 <= args.purge_share <= 1 - ADD_SHARE:
+        p.error(f"--purge-share must be in [0, {1 - ADD_SHARE}]")
     if not 0 <= args.warmup <= 600:
         p.error("--warmup must be in [0, 600]")
     if not 0 < args.seconds <= 3600:

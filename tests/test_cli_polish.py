@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from unrecall.bench.common import Progress, steps
 from unrecall.interfaces.cli import main
+from unrecall.progress import Progress, steps
 
 MINI = Path(__file__).parent / "data" / "forgeteval_mini.json"
 
@@ -218,3 +218,33 @@ def test_bench_quiet_prints_no_progress(tmp_path: Path, capsys: pytest.CaptureFi
     assert main([*base, "--out", str(tmp_path / "loud")]) == 0
     loud = capsys.readouterr().err
     assert "baseline adversarial" in loud and "1/1" in loud and "wrote " in loud
+
+
+def test_compact_gives_space_back_with_progress_unless_quiet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], common: list[str]
+) -> None:
+    from unrecall import Memory
+
+    with Memory(tmp_path / "cli.db", embedder="hashing") as mem:
+        for i in range(30):
+            mem.add(f"Note {i}: " + "the orchard ledger says plums " * 40, user_id="ana")
+        mem.delete_all(user_id="ana")
+    status, out, err = run(capsys, "compact", *common)
+    before, after = (int(x) for x in out.split(": ")[1].split(" bytes")[0].split(" -> "))
+    assert status == 0 and after < before
+    assert "compacting the store" in err
+    status, out, err = run(capsys, "compact", *common, "--quiet", "--json")
+    assert status == 0 and json.loads(out)["bytes_after"] <= after and err == ""
+
+
+def test_an_upgrade_shows_its_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], common: list[str]
+) -> None:
+    # a v3 store needs its full-text rows rebuilt on open (schema v4)
+    from test_schema_migration import old_store
+
+    path = old_store(tmp_path, 3)
+    status, _, err = run(
+        capsys, "get-all", "--db", str(path), "--user", "u0", "--embedder", "hashing"
+    )
+    assert status == 0 and "upgrading the full-text index" in err

@@ -26,6 +26,7 @@ from unrecall.errors import InvalidInput, NotFound
 from unrecall.pipeline.execute import RequestPipeline
 from unrecall.pipeline.interpret import Interpreter
 from unrecall.pipeline.read import read
+from unrecall.progress import ticker
 from unrecall.recall.clauses import split_clauses
 from unrecall.recall.embedder import Embedder, make_embedder
 from unrecall.recall.entities import EntityGraph
@@ -131,8 +132,11 @@ class Memory:
         max_text_chars: int = DEFAULT_MAX_CHARS,
         interpreter: Interpreter | None = None,
         receipt_key: str | os.PathLike[str] | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> None:
         where = check_path(default_path() if path is None else path)
+        # a ``unrecall.progress.Progress`` shows bars for an upgrade and compaction
+        self._progress = progress
         self._receipt_key = receipts.key_path(where, receipt_key)
         self._receipt_signer: receipts.Signer | None = None
         self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
@@ -162,7 +166,7 @@ class Memory:
         with self.storage.transaction():
             steps = self.storage.upgrades()
             if "reindex" in steps:
-                self.recall.reindex()
+                self.recall.reindex(self._progress)
                 self.storage.upgraded("reindex")
             if "rechain" in steps:
                 self.audit.rechain(self.storage.secret_key())
@@ -800,5 +804,7 @@ class Memory:
 
     def compact(self) -> None:
         """Rewrite the file (VACUUM) to give freed space back to the file system;
-        erasure never waits for this."""
-        self.storage.compact()
+        erasure never waits for this. With a ``Progress``, an elapsed-time
+        counter shows on stderr meanwhile."""
+        with ticker(self._progress, "compacting the store") as tick:
+            self.storage.compact(tick)

@@ -1,6 +1,7 @@
 """What the benchmark harnesses share: a network guard, the Wilson interval,
-the source revision, progress (lines and tqdm bars), and the end of a run (keep earlier
-results of systems not re-run, write the outputs, print the summary)."""
+the source revision, the CLI's progress reporter (``unrecall.progress``), and the
+end of a run (keep earlier results of systems not re-run, write the outputs, print
+the summary)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
+
+from unrecall.progress import Progress
 
 LOOPBACK = ("127.0.0.1", "::1")
 
@@ -118,44 +121,9 @@ def chosen_systems(spec: str, known: Sequence[str]) -> list[str] | None:
     return systems
 
 
-class Progress:
-    """Progress of a bench run on stderr: call it with a line, wrap a loop in
-    ``steps``. Shown by default, TTY or not (a log of a long run should say
-    how far it got); ``quiet`` silences both lines and bars."""
-
-    def __init__(self, quiet: bool = False) -> None:
-        self.quiet = quiet
-
-    def __call__(self, msg: str) -> None:
-        if self.quiet:
-            return
-        from tqdm import tqdm  # here, not at the top: `unrecall --help` imports this module
-
-        tqdm.write(msg, file=sys.stderr)  # above any bar, not through it
-        sys.stderr.flush()
-
-
 def reporter(args: argparse.Namespace) -> Progress:
     """The progress of a run started from the CLI: silent with ``--quiet``."""
     return Progress(quiet=bool(args.quiet))
-
-
-T = TypeVar("T")
-
-
-def steps(
-    progress: Callable[[str], None] | None, items: Sequence[T], desc: str, unit: str = "it"
-) -> Iterator[T]:
-    """``items`` in order, with a tqdm bar on stderr when ``progress`` is a
-    ``Progress`` that is not quiet; a plain callable (a test's, a library
-    caller's) or None gets no bar."""
-    if not isinstance(progress, Progress) or progress.quiet:
-        yield from items
-        return
-    from tqdm import tqdm
-
-    with tqdm(items, desc=desc, unit=unit, file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
-        yield from bar
 
 
 class _Named(Protocol):

@@ -48,7 +48,6 @@ from unrecall.bench.common import (
     merge_kept,
     network_guard,
     reporter,
-    steps,
     wilson,
 )
 from unrecall.bench.peers import (
@@ -62,6 +61,7 @@ from unrecall.bench.peers import (
     system_version,
 )
 from unrecall.bench.templates import DEFAULT_SEED, DEFAULT_SIZE, generate_template_suite
+from unrecall.progress import steps
 
 TOP_K = 5
 DEFAULT_OUT = Path("bench/results/forgeteval")

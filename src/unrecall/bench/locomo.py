@@ -57,7 +57,6 @@ from unrecall.bench.common import (
     network_guard,
     reporter,
     revision,
-    steps,
 )
 from unrecall.bench.peers import (
     PeerUnavailable,
@@ -66,6 +65,7 @@ from unrecall.bench.peers import (
     start_system,
     system_version,
 )
+from unrecall.progress import steps
 
 SYSTEMS = ("unrecall", "bm25", "dense", "rrf", "langgraph", "mem0", "chroma")
 PEERS = ("langgraph", "mem0", "chroma")

@@ -71,7 +71,6 @@ from unrecall.bench.common import (
     network_guard,
     reporter,
     revision,
-    steps,
 )
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
 from unrecall.bench.peers import (
@@ -81,6 +80,7 @@ from unrecall.bench.peers import (
     start_system,
     system_version,
 )
+from unrecall.progress import steps
 
 DEFAULT_K = 10
 DEFAULT_OUT = Path("bench/results/memora")

@@ -87,7 +87,6 @@ from unrecall.bench.common import (
     network_guard,
     reporter,
     revision,
-    steps,
     wilson,
 )
 from unrecall.bench.trails_episodes import (
@@ -104,6 +103,7 @@ from unrecall.bench.trails_episodes import (
 )
 from unrecall.errors import NotFound
 from unrecall.memory import Memory
+from unrecall.progress import steps
 from unrecall.recall.embedder import Embedder, make_embedder
 
 SYSTEMS = ("s0", "s1", "s2", "unrecall", "unrecall-chat")

@@ -104,12 +104,12 @@ from unrecall.bench.common import (
     network_guard,
     reporter,
     revision,
-    steps,
     wilson,
 )
 from unrecall.bench.dialogue import DialogueSystem, make_dialogue_system
 from unrecall.bench.peers import DEFAULT_SYSTEMS, SYSTEMS, PeerUnavailable, system_version
 from unrecall.pipeline.interpret import Interpreter
+from unrecall.progress import steps
 
 TOP_K = 10
 DEFAULT_OUT = Path("bench/results/unlearning")

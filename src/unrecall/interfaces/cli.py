@@ -22,6 +22,7 @@ from unrecall import __version__
 from unrecall.control.trails import BUDGET
 from unrecall.errors import UnrecallError
 from unrecall.memory import Memory, default_path
+from unrecall.progress import Progress
 from unrecall.records import STATES
 from unrecall.storage.sqlite import NotAStore
 
@@ -35,6 +36,9 @@ def _common() -> argparse.ArgumentParser:
     p.add_argument("--user", default=None, help="user id (the tenant)")
     p.add_argument("--agent", default=None, help="agent id (tenant when no --user)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress bars on stderr (upgrades, compaction)"
+    )
     p.add_argument(
         "--embedder",
         default="minilm",
@@ -141,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmd("verify", "scan the raw bytes of every store file for strings")
     p.add_argument("strings", nargs="*", help="strings to look for; '-' reads lines from stdin")
     cmd("audit", "verify the audit log's hash chain")
+    cmd("compact", "rewrite the store file to give deleted rows' space back to the disk")
     for name, (module, about) in SERVICES.items():
         importlib.import_module(module).add_arguments(
             sub.add_parser(name, help=about, description=about)
@@ -267,12 +272,21 @@ def _run(mem: Memory, args: argparse.Namespace) -> tuple[Any, int]:
             probes = [line.rstrip("\n") for line in sys.stdin if line.strip()]
         report = mem.verify_erased(probes)
         return report.to_dict(), 0 if report.clean else 1
+    if c == "compact":
+        before = _bytes(mem)
+        mem.compact()
+        return {"bytes_before": before, "bytes_after": _bytes(mem)}, 0
     result = table[c]()
     if c == "audit":
         return {"ok": result.ok, "events": result.events, "broken_at": result.broken_at}, (
             0 if result.ok else 1
         )
     return _report(result), 0
+
+
+def _bytes(mem: Memory) -> int:
+    """The size of the store's files on disk."""
+    return sum(f.stat().st_size for f in mem.storage.files() if f.exists())
 
 
 def _print(command: str, result: Any, as_json: bool) -> None:
@@ -284,6 +298,8 @@ def _print(command: str, result: Any, as_json: bool) -> None:
             print(f"{i}. [{h['score']:.4f}] {h['text']}  ({h['id']})")
         if not result:
             print("(no memories)")
+    elif command == "compact":
+        print(f"compacted: {result['bytes_before']} -> {result['bytes_after']} bytes")
     elif command == "forget" and not (result["count"] or result["turns_removed"]):
         print("forget: nothing matched")
     elif command == "forget":
@@ -353,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in SERVICES:
         return int(importlib.import_module(SERVICES[args.command][0]).run_cli(args))
     try:
-        with Memory(args.db, embedder=args.embedder) as mem:
+        with Memory(args.db, embedder=args.embedder, progress=Progress(args.quiet)) as mem:
             if args.command == "chat":
                 return _chat(mem, args)
             result, status = _run(mem, args)

@@ -17,6 +17,7 @@ from threading import Lock
 
 import numpy as np
 
+from unrecall.progress import steps
 from unrecall.recall.embedder import Embedder
 from unrecall.recall.identifiers import query_keys
 from unrecall.recall.lexical import STOPWORDS, TermHasher, words
@@ -127,10 +128,12 @@ class Recall:
         for row, doc, vec in zip(rows, documents, vectors, strict=True):
             self.storage.index(row, doc, vec)
 
-    def reindex(self) -> None:
+    def reindex(self, progress: Callable[[str], None] | None = None) -> None:
         """Write the full-text row of every turn and active memory again from
-        its text (an upgrade whose full-text scheme changed; vectors stay)."""
-        for tenant_id in self.storage.tenant_keys():
+        its text (an upgrade whose full-text scheme changed; vectors stay),
+        tenant by tenant (a bar on stderr with a ``Progress``)."""
+        tenants = list(self.storage.tenant_keys())
+        for tenant_id in steps(progress, tenants, "upgrading the full-text index", "tenant"):
             for turn in self.storage.turns(tenant_id):
                 self.storage.index_turn(turn, self.hasher.document(turn.text))
             for row in self.storage.memories(tenant_id, [ACTIVE]):

@@ -92,9 +92,10 @@ class Storage(Protocol):
         """Mark an upgrade step done."""
         ...
 
-    def compact(self) -> None:
+    def compact(self, tick: Callable[[], None] | None = None) -> None:
         """Rewrite the file to give the space of deleted rows back (erasure
-        itself holds at commit and never waits for this)."""
+        itself holds at commit and never waits for this); ``tick`` is called
+        now and then meanwhile, for progress."""
         ...
 
     def erase(self) -> bool:

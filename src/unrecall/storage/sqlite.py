@@ -72,6 +72,7 @@ BUSY_TIMEOUT_S = 30.0
 # How long a checkpoint waits for readers before it is left for later (it is
 # retried after this process's next write, and on every open and close).
 CHECKPOINT_WAIT_S = 1.0
+COMPACT_TICK = 100_000  # SQLite VM steps between two progress ticks of a VACUUM
 BUSY_NAP_S = 0.0005  # a lock holder's transaction takes a few ms
 
 
@@ -431,11 +432,22 @@ class SQLiteStorage:
             self._erase_due = busy != 0
             return busy == 0
 
-    def compact(self) -> None:
+    def compact(self, tick: Callable[[], None] | None = None) -> None:
         """Rewrite the file (VACUUM) to give the space deleted rows left back
-        to the file system; erasure itself never waits for this."""
+        to the file system; erasure itself never waits for this. ``tick`` is
+        called every ``COMPACT_TICK`` SQLite steps meanwhile (progress)."""
         with self._lock:
-            self._db.execute("VACUUM").fetchall()
+            if tick is not None:
+
+                def on_steps() -> bool:
+                    tick()
+                    return False  # go on (True would interrupt the VACUUM)
+
+                self._db.set_progress_handler(on_steps, COMPACT_TICK)
+            try:
+                self._db.execute("VACUUM").fetchall()
+            finally:
+                self._db.set_progress_handler(None)
             self.erase()
 
     def files(self) -> list[Path]:
