@@ -73,7 +73,6 @@ BUSY_TIMEOUT_S = 30.0
 # retried after this process's next write, and on every open and close).
 CHECKPOINT_WAIT_S = 1.0
 COMPACT_TICK = 100_000  # SQLite VM steps between two progress ticks of a VACUUM
-BUSY_NAP_S = 0.0005  # a lock holder's transaction takes a few ms
 
 
 def _memory(row: tuple[Any, ...]) -> MemoryRow:
@@ -186,9 +185,7 @@ class SQLiteStorage:
             raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
         try:
             # (the busy timeout first: another process may be creating the store)
-            self._wait_s = busy_timeout
-            self._busy_since = 0.0
-            self._db.set_busy_handler(self._on_busy)
+            self._db.set_busy_timeout(self._busy_ms)
             self._refuse_foreign()  # reads only: a file that is not a store stays untouched
             self._configure()
             self._migrate(embedder_name)
@@ -207,19 +204,6 @@ class SQLiteStorage:
         self.erase()
 
     # -- lifecycle -------------------------------------------------------
-    def _on_busy(self, calls: int) -> bool:
-        """SQLite's busy handler: wait for another process's lock in short
-        naps, up to ``_wait_s``. (SQLite's own timeout naps up to 100 ms,
-        so a writer queued behind another slept well past its release:
-        served by two processes, the store idled a quarter of a core.)"""
-        now = time.monotonic()
-        if calls == 0:
-            self._busy_since = now
-        if now - self._busy_since >= self._wait_s:
-            return False
-        time.sleep(BUSY_NAP_S)
-        return True
-
     def _refuse_foreign(self) -> None:
         """Refuse, before writing anything, a file unrecall cannot own: one
         that is not a database (apsw's NotADBError), a database of someone
@@ -422,13 +406,13 @@ class SQLiteStorage:
         with self._lock:
             if self._depth:
                 return False  # inside a transaction: the caller's commit comes first
-            self._wait_s = wait_s
+            self._db.set_busy_timeout(int(wait_s * 1000))
             try:
                 busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             except apsw.BusyError:
                 busy = 1
             finally:
-                self._wait_s = self._busy_ms / 1000
+                self._db.set_busy_timeout(self._busy_ms)
             self._erase_due = busy != 0
             return busy == 0
 
