@@ -3,10 +3,13 @@ and add/remove keeping both copies in step without leftovers."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from unrecall.storage import vector_cache
 from unrecall.storage.vector_cache import INT8_MIN_ROWS, TenantVectors
@@ -222,6 +225,55 @@ def test_another_connections_commits_update_the_caches_in_place(
 def test_an_erased_tenant_leaves_no_rows_in_the_vector_log(fast_mem) -> None:  # type: ignore[no-untyped-def]
     fast_mem.add("I live in Porto. My dentist is Dr. Moss.", user_id="u")
     tenant = fast_mem.storage.tenant("user:u", False)
+    seen = fast_mem.storage._scalar("SELECT max(seq) FROM vector_log")
     fast_mem.delete_all(user_id="u")
-    rows = fast_mem.storage._db.execute("SELECT tenant_id, memory_id FROM vector_log").fetchall()
-    assert rows == [(tenant, 0)]  # the one row that tells other processes to drop it
+    rows = fast_mem.storage._db.execute("SELECT * FROM vector_log").fetchall()
+    # the one row that tells other processes to drop it, under a seq none of
+    # them has seen (a reused seq would be taken for a row already read)
+    assert [(t, m) for _, t, m in rows] == [(tenant, 0)] and rows[0][0] > seen
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b"]),
+        st.sampled_from(["add", "purge", "erase", "search"]),
+        st.sampled_from(["u", "v"]),
+        st.integers(0, 5),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=OPS)
+def test_two_connections_keep_their_matrices_equal_to_the_table(ops: list) -> None:  # type: ignore[type-arg]
+    # Whatever two connections do in turn, each one's cached matrices, once
+    # it has looked, hold exactly the vectors the table holds: no purged
+    # vector lingers in a cache, none added is missing.
+    from unrecall import Memory
+
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Memory(Path(tmp) / "two.db", embedder="hashing") as a,
+        Memory(Path(tmp) / "two.db", embedder="hashing") as b,
+    ):
+        mems = {"a": a, "b": b}
+        for who, op, user, n in ops:
+            mem = mems[who]
+            if op == "add":
+                mem.add(f"Fact {n} for {user}: the blue kettle {n}. The lamp {n}.", user_id=user)
+            elif op == "purge":
+                held = mem.get_all(user_id=user)
+                if held:
+                    mem.purge(held[n % len(held)].id, user_id=user)
+            elif op == "erase":
+                mem.delete_all(user_id=user)
+            else:
+                mem.search(f"kettle {n}", user_id=user)
+            for m in mems.values():
+                m.storage.sync()
+                for u in ("u", "v"):
+                    m.search("kettle", user_id=u)  # loads a matrix not held yet
+                for tenant in list(m.storage._vectors):
+                    assert _matrix(m, tenant) == _table(m, tenant)

@@ -123,10 +123,12 @@ _V3 = [
 # or removed (``memory_id`` 0: the tenant was erased), so a process keeps
 # its in-memory vector matrices in step with another's commits instead of
 # reloading them (``SQLiteStorage``). Ids only, no text and no vector; old
-# rows are pruned, and an erased tenant's rows go with it.
+# rows are pruned, and an erased tenant's rows go with it (AUTOINCREMENT: a
+# seq is never reused after those deletes, so no reader takes a new row for
+# one it has seen).
 _V5 = [
     """CREATE TABLE vector_log(
-        seq INTEGER PRIMARY KEY,
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
         tenant_id INTEGER NOT NULL,
         memory_id INTEGER NOT NULL)""",
 ]
