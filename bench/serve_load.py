@@ -129,36 +129,29 @@ class Client(threading.Thread):
     """One client: a mix of add, search and purge on its tenant until the deadline."""
 
     def __init__(
-        self,
-        url: str,
-        key: str,
-        index: int,
-        window: tuple[float, float],
-        cap: int,
-        interval: float | None = None,
-        fresh: bool = False,
+        self, url: str, key: str, index: int, window: tuple[float, float], args: argparse.Namespace
     ) -> None:
         super().__init__(daemon=True)
         self.url, self.key, self.index = url, key, index
         # requests run until window[1]; only those begun at window[0] or
         # later are timed (before it: the warm-up)
-        (self.measure_from, self.deadline), self.cap = window, cap
+        (self.measure_from, self.deadline), self.cap = window, args.max_requests
         self.rng = random.Random(index)
         # Open loop: one request every ``interval`` s, from a random phase;
         # latency counts from when a request was due, so a server that falls
         # behind is charged for the wait (no coordinated omission).
-        self.interval = interval
+        self.interval = None if args.rate is None else args.clients / args.rate
         # A new connection per request lets the kernel hand each to an idle
         # worker; kept-alive connections stay with the worker that took them.
-        self.fresh = fresh
+        self.fresh = args.fresh
+        self.tenants = args.tenants  # client i writes to tenant i % tenants
+        self.mix = mix(args.purge_share)
         self.latency: dict[str, list[float]] = defaultdict(list)
         self.errors: dict[str, int] = defaultdict(int)
         # ids of each acknowledged add; a purge of one id may take its
         # siblings (clauses of the same turn), so it exempts the whole add
         self.acked: list[list[str]] = []
         self.purged: set[int] = set()  # adds a purge was asked for (acknowledged or not)
-        self.tenants = 1  # set by run(): client i writes to tenant i % tenants
-        self.mix = mix(0.1)  # set by run()
         self.foreign = 0  # search hits whose reference tag is another tenant's
 
     def _op(self) -> str:
@@ -285,13 +278,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         try:
             began = time.monotonic() + args.warmup
             window = (began, began + args.seconds)
-            interval = None if args.rate is None else args.clients / args.rate
             clients = [
-                Client(url, keys[i % len(keys)], i, window, args.max_requests, interval, args.fresh)
-                for i in range(args.clients)
+                Client(url, keys[i % len(keys)], i, window, args) for i in range(args.clients)
             ]
             for c in clients:
-                c.tenants, c.mix = len(keys), mix(args.purge_share)
                 c.start()
             for c in clients:
                 c.join()

@@ -872,12 +872,12 @@ class SQLiteStorage:
         if not require_all:
             # A word in over half the documents sits at the idf floor: it
             # moves a score by ~1e-6, yet its postings are most of the work
-            # ("booked" in every one of 10k memories: 9.6 ms of 11). Beside a
-            # word that informs, it is left out; alone, it still ranks.
+            # ("booked" in all 10k memories: 13.4 ms, 3.0 without it, same
+            # top 80; bench/op_costs.py). Beside a word that informs, it is
+            # left out; alone, it still ranks.
             weights = [w for w in weights if w[1] > BM25_IDF_FLOOR] or weights
         having = "HAVING count(*) = ?" if require_all else ""
-        # The weights are unpacked once (MATERIALIZED), not per posting: half
-        # the time of a query whose word is in every document.
+        # The weights are unpacked once (MATERIALIZED), not once per posting.
         rows = self._db.execute(
             "WITH q(term, w) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(?))"
             f" SELECT p.doc, sum(q.w * p.tf * {BM25_K1 + 1}"
