@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from unrecall import Memory
 from unrecall.interfaces.keys import KeyStore, Tenant
@@ -255,7 +256,8 @@ def markdown(result: dict[str, Any]) -> str:
         f"Throughput: **{result['throughput_rps']:.1f} req/s** ({result['requests']} requests);"
         f" errors: **{sum(result['errors'].values())}**; lost writes: **{result['lost_writes']}**"
         f" of {result['checked_writes']} acknowledged adds; search hits of another tenant:"
-        f" **{result['cross_tenant_hits']}**.",
+        f" **{result['cross_tenant_hits']}**. CPU in cores: server"
+        f" {result['server_cores']}, load generator {result['load_generator_cores']}.",
         "",
         "| operation | requests | p50 ms | p95 ms |",
         "| --- | ---: | ---: | ---: |",
@@ -267,11 +269,36 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def seeded(args: argparse.Namespace, tmp: str) -> tuple[Path, list[str], float]:
+    """The store to load: seeded in ``tmp``, or ``--store`` as an earlier
+    run left it (its keys beside it), so repeated runs skip the seeding."""
+    if args.store is None:
+        path = Path(tmp) / "load.db"
+        return path, *seed(path, args.tenants, args.memories, args.embedder)
+    saved = args.store.with_name(args.store.name + ".keys.json")
+    if args.store.exists() and saved.exists():
+        return args.store, json.loads(saved.read_text()), 0.0
+    keys, seconds = seed(args.store, args.tenants, args.memories, args.embedder)
+    saved.write_text(json.dumps(keys))
+    return args.store, keys, seconds
+
+
+def cpu_seconds(proc: psutil.Process) -> float:
+    """User plus system CPU of a process and its live children."""
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += t.user + t.system
+    return total
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Seed, serve, load, check; the summary as a dict."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "load.db"
-        keys, seed_s = seed(path, args.tenants, args.memories, args.embedder)
+        path, keys, seed_s = seeded(args, tmp)
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         proc = start(path, port, args.workers, args.embedder, args.out / "server.log")
@@ -283,9 +310,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             ]
             for c in clients:
                 c.start()
+            time.sleep(max(0.0, began - time.monotonic()))
+            server = psutil.Process(proc.pid)
+            cpu = (cpu_seconds(server), time.process_time())
             for c in clients:
                 c.join()
             elapsed = time.monotonic() - began
+            cores = (
+                (cpu_seconds(server) - cpu[0]) / elapsed,
+                (time.process_time() - cpu[1]) / elapsed,
+            )
             lost, checked = lost_writes(url, clients)
         finally:
             proc.terminate()
@@ -319,6 +353,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "seconds": round(elapsed, 2),
         "requests": total,
         "throughput_rps": round(total / elapsed, 2) if elapsed else 0.0,
+        # CPU used in the timed window, in cores (of os.cpu_count())
+        "server_cores": round(cores[0], 2),
+        "load_generator_cores": round(cores[1], 2),
         "operations": {
             op: {"requests": len(v), "p50_ms": pct(v, 0.5), "p95_ms": pct(v, 0.95)}
             for op, v in sorted(latency.items())
@@ -361,6 +398,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="a new connection per request (default: one kept-alive connection per client)",
     )
     p.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])
+    p.add_argument(
+        "--store",
+        type=Path,
+        help="seed this file once and reuse it (keys beside it) instead of a fresh store",
+    )
     p.add_argument("--out", type=Path, default=Path("bench/results/serve-load"))
     args = p.parse_args(argv)
     if min(args.memories, args.tenants, args.clients, args.workers, args.max_requests) < 1:

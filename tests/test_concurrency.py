@@ -161,3 +161,107 @@ def test_bm25_survives_statistics_behind_its_document_frequencies(tmp_path: Path
             mem.storage._db.execute("UPDATE term_stats SET docs = 1")
         hits = mem.search("harbour crane", user_id="u", k=4, mode="lexical")
         assert len(hits) == 4
+
+
+def test_a_search_does_not_wait_for_another_threads_transaction(tmp_path: Path) -> None:
+    # A server runs searches beside writes. A search that queued behind
+    # another thread's open transaction (or an erasure checkpoint) waited for
+    # all of it; it now reads on a pooled read connection, and sees what was
+    # committed, not the open transaction's rows.
+    with Memory(tmp_path / "busy.db", embedder="hashing") as mem:
+        mem.add("the harbour crane is painted red", user_id="u")
+        inside, release = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with mem.storage.transaction():
+                mem.add("the harbour crane zquncommitted", user_id="u")
+                inside.set()
+                release.wait(60)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert inside.wait(30)
+        found: list[list[str]] = []
+        searcher = threading.Thread(
+            target=lambda: found.append(
+                [h.text for h in mem.search("harbour crane", user_id="u", k=5, threshold=None)]
+            )
+        )
+        searcher.start()
+        searcher.join(30)
+        done = not searcher.is_alive()
+        release.set()
+        holder.join()
+        searcher.join()
+        assert done, "the search waited for the other thread's transaction"
+        assert found == [["the harbour crane is painted red"]]
+        assert mem.storage._readers  # it ran on a read connection
+
+
+def _cached_equals_table(mem: Memory) -> None:
+    storage = mem.storage
+    storage.sync()
+    for tenant in list(storage._vectors):
+        cache = storage._tenant_vectors(tenant)
+        cached = {m: v.tobytes() for m, v in cache.get(list(cache._pos)).items()}
+        table = {
+            m: bytes(b)
+            for m, b in storage._rows(
+                "SELECT id, embedding FROM memory_vectors WHERE tenant_id = ?", (tenant,)
+            )
+        }
+        assert cached == table
+
+
+def test_readers_and_writers_keep_the_vector_caches_true(tmp_path: Path) -> None:
+    # Threads search on read connections while other threads, and a second
+    # connection standing in for another process, add and purge. A read
+    # connection's update of the caches must never land after a newer
+    # change: at the end each cached matrix holds exactly the table's
+    # vectors, and no search ever returned a memory purged before it began.
+    path = tmp_path / "caches.db"
+    errors: list[str] = []
+    purged_at: dict[str, float] = {}
+    returned: list[tuple[float, list[str]]] = []
+    stop = threading.Event()
+    with Memory(path, embedder="hashing") as mem, Memory(path, embedder="hashing") as other:
+        for i in range(30):
+            mem.add(f"seed fact {i} about the kettle {i}", user_id=f"u{i % 2}")
+
+        def writer(m: Memory, w: int) -> None:
+            for i in range(ROUNDS):
+                try:
+                    user = f"u{i % 2}"
+                    ids = m.add(f"writer {w} kettle {i} zqk{w}x{i}", user_id=user).ids
+                    if i % 3 == 1:
+                        m.purge(ids[0], user_id=user)
+                        purged_at[ids[0]] = time.monotonic()
+                except Exception:
+                    errors.append(traceback.format_exc())
+
+        def searcher() -> None:
+            while not stop.is_set():
+                try:
+                    for user in ("u0", "u1"):
+                        began = time.monotonic()
+                        hits = mem.search("kettle", user_id=user, k=10, threshold=None)
+                        returned.append((began, [h.id for h in hits]))
+                except Exception:
+                    errors.append(traceback.format_exc())
+
+        writers = [threading.Thread(target=writer, args=(mem, w)) for w in range(3)]
+        writers.append(threading.Thread(target=writer, args=(other, 3)))
+        searchers = [threading.Thread(target=searcher) for _ in range(3)]
+        for t in writers + searchers:
+            t.start()
+        for t in writers:
+            t.join()
+        stop.set()
+        for t in searchers:
+            t.join()
+        assert errors == []
+        stale = [mid for began, ids in returned for mid in ids if purged_at.get(mid, began) < began]
+        assert stale == []
+        _cached_equals_table(mem)
+        _cached_equals_table(other)
+        assert mem.storage._readers  # the read connections were used

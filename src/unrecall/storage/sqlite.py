@@ -18,10 +18,14 @@ forensic tests and by ``bench/attack.py``:
   pages in the main file, and the next open pushes them out.
 - Vectors are rows of a plain table too (recall scans an in-process copy).
 
-Sharing (invariant 7): one connection, every statement under one lock, so a
-thread never sees another thread's uncommitted rows; write transactions
-begin with ``BEGIN IMMEDIATE`` under a busy timeout, so writers of other
-processes queue for the write lock instead of failing on a late upgrade.
+Sharing (invariant 7): one writing connection, every statement on it under
+one lock, so a thread never sees another thread's uncommitted rows; write
+transactions begin with ``BEGIN IMMEDIATE`` under a busy timeout, so writers
+of other processes queue for the write lock instead of failing on a late
+upgrade. A read outside a transaction that finds the lock taken by another
+thread runs on one of a few pooled read-only connections instead (WAL
+readers see the last commit), so searches do not queue behind this
+process's writes and erasure checkpoints.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import queue
 import secrets
 import threading
 import time
@@ -72,6 +77,10 @@ BUSY_TIMEOUT_S = 30.0
 # How long a checkpoint waits for readers before it is left for later (it is
 # retried after this process's next write, and on every open and close).
 CHECKPOINT_WAIT_S = 1.0
+# Read connections a store opens at most, for threads that find the writer
+# busy (a server runs a handful of requests at once).
+READERS = 4
+BUSY_NAP_S = 0.0005  # a lock holder's transaction takes a few ms
 COMPACT_TICK = 100_000  # SQLite VM steps between two progress ticks of a VACUUM
 
 
@@ -158,11 +167,18 @@ class SQLiteStorage:
         self.path = Path(path)
         self.dim = dim
         self._busy_ms = int(busy_timeout * 1000)
-        # _lock guards the connection (and the transaction depth); _vlock
-        # guards the vector caches, so a vector scan can run while another
-        # thread's BM25 query holds the connection. Order: _lock, then _vlock.
+        # _lock guards the writing connection (and the transaction depth);
+        # _synclock pairs each read of the table for the vector caches with
+        # its update of them (a commit's own changes too), so an older read
+        # never lands after a newer change; _vlock guards the caches, so a
+        # vector scan can run while another thread's BM25 query holds the
+        # connection. Order: _lock, _synclock, _vlock.
         self._lock = threading.RLock()
+        self._synclock = threading.Lock()
         self._vlock = threading.Lock()
+        self._idle: queue.SimpleQueue[apsw.Connection] = queue.SimpleQueue()
+        self._readers: list[apsw.Connection] = []
+        self._plock = threading.Lock()  # guards _readers
         self._depth = 0
         self._marks: list[int] = []
         self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
@@ -184,8 +200,10 @@ class SQLiteStorage:
         except (OSError, apsw.Error) as exc:
             raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
         try:
-            # (the busy timeout first: another process may be creating the store)
-            self._db.set_busy_timeout(self._busy_ms)
+            # (the busy handler first: another process may be creating the store)
+            self._wait_s = busy_timeout
+            self._busy_since = 0.0
+            self._db.set_busy_handler(self._on_busy)
             self._refuse_foreign()  # reads only: a file that is not a store stays untouched
             self._configure()
             self._migrate(embedder_name)
@@ -204,6 +222,20 @@ class SQLiteStorage:
         self.erase()
 
     # -- lifecycle -------------------------------------------------------
+    def _on_busy(self, calls: int) -> bool:
+        """SQLite's busy handler on the writer: wait for another process's
+        lock (or, for an erasure checkpoint, for readers) in short naps, up
+        to ``_wait_s``. SQLite's own timeout naps up to 100 ms, so a writer
+        queued behind a transaction of a few ms slept well past its end,
+        holding this process's connection all the while."""
+        now = time.monotonic()
+        if calls == 0:
+            self._busy_since = now
+        if now - self._busy_since >= self._wait_s:
+            return False
+        time.sleep(BUSY_NAP_S)
+        return True
+
     def _refuse_foreign(self) -> None:
         """Refuse, before writing anything, a file unrecall cannot own: one
         that is not a database (apsw's NotADBError), a database of someone
@@ -232,14 +264,53 @@ class SQLiteStorage:
         ):
             self._db.execute(f"PRAGMA {pragma}").fetchall()
 
+    @contextmanager
+    def _reading(self) -> Iterator[apsw.Connection]:
+        """The connection to read on: the writer when it is free or this
+        thread holds it; while another thread holds it, a pooled read-only
+        connection (at most ``READERS``; past that, the writer, waited for)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                yield self._db
+            finally:
+                self._lock.release()
+            return
+        reader = self._reader()
+        if reader is None:
+            with self._lock:
+                yield self._db
+            return
+        try:
+            yield reader
+        finally:
+            self._idle.put(reader)
+
+    def _reader(self) -> apsw.Connection | None:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._plock:
+            if len(self._readers) >= READERS:
+                return None
+            try:
+                reader = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)
+                reader.set_busy_timeout(self._busy_ms)
+                for pragma in ("query_only=ON", "temp_store=MEMORY"):
+                    reader.execute(f"PRAGMA {pragma}").fetchall()
+            except apsw.Error:
+                return None  # the writer serves (waited for)
+            self._readers.append(reader)
+            return reader
+
     def _scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        with self._lock:
-            row = self._db.execute(sql, args).fetchone()
+        with self._reading() as db:
+            row = db.execute(sql, args).fetchone()
         return None if row is None else row[0]
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._db.execute(sql, args).fetchall()
+        with self._reading() as db:
+            return db.execute(sql, args).fetchall()
 
     def _write(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -359,10 +430,12 @@ class SQLiteStorage:
             raise StoreError(
                 f"the commit failed ({type(exc).__name__}); nothing was written"
             ) from None
-        self._apply_pending()
-        if logged:
-            # _begin caught up with every earlier row, so these were the last
-            self._log_seen = logged
+        with self._synclock:
+            self._apply_pending()
+            if logged:
+                # _begin caught up with every earlier row, so these were the
+                # last (unless a reader has since read further)
+                self._log_seen = max(self._log_seen, logged)
         if self._erase_due:
             self._checkpoint(0.05)  # a forget's checkpoint that readers held up
 
@@ -406,13 +479,13 @@ class SQLiteStorage:
         with self._lock:
             if self._depth:
                 return False  # inside a transaction: the caller's commit comes first
-            self._db.set_busy_timeout(int(wait_s * 1000))
+            self._wait_s = wait_s
             try:
                 busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             except apsw.BusyError:
                 busy = 1
             finally:
-                self._db.set_busy_timeout(self._busy_ms)
+                self._wait_s = self._busy_ms / 1000
             self._erase_due = busy != 0
             return busy == 0
 
@@ -440,8 +513,12 @@ class SQLiteStorage:
         return [p for p in names if p.exists()]
 
     def close(self) -> None:
-        """Checkpoint and close."""
+        """Checkpoint and close (the read connections first)."""
         with self._lock:
+            with self._plock:
+                for reader in self._readers:
+                    reader.close()
+                self._readers.clear()
             self.erase()
             self._db.close()
 
@@ -449,16 +526,15 @@ class SQLiteStorage:
     def tenant(self, key: str, create: bool) -> int | None:
         """Look up (and optionally create) a tenant row; a new tenant gets a
         random audit handle (``tenant_handle``)."""
-        with self._lock:
-            tid = self._scalar("SELECT id FROM tenants WHERE key = ?", (key,))
-            if tid is None and create:
-                with self.transaction():
-                    # again under the write lock: another process may have made it
-                    tid = self._scalar("SELECT id FROM tenants WHERE key = ?", (key,))
-                    if tid is None:
-                        handle = _RANDOM.take(16).hex()
-                        self._write("INSERT INTO tenants(key, handle) VALUES (?, ?)", (key, handle))
-                        tid = self._db.last_insert_rowid()
+        tid = self._scalar("SELECT id FROM tenants WHERE key = ?", (key,))
+        if tid is None and create:
+            with self.transaction():
+                # again under the write lock: another process may have made it
+                tid = self._scalar("SELECT id FROM tenants WHERE key = ?", (key,))
+                if tid is None:
+                    handle = _RANDOM.take(16).hex()
+                    self._write("INSERT INTO tenants(key, handle) VALUES (?, ?)", (key, handle))
+                    tid = self._db.last_insert_rowid()
         return tid
 
     def tenant_handle(self, tenant_id: int) -> str | None:
@@ -835,32 +911,44 @@ class SQLiteStorage:
         self._term_cache.clear()  # lexicon rows may be gone
 
     def _bm25(
-        self, kind: str, tenant_id: int, terms: Sequence[str], limit: int, require_all: bool
+        self,
+        db: apsw.Connection,
+        kind: str,
+        tenant_id: int,
+        terms: Sequence[str],
+        limit: int,
+        require_all: bool,
     ) -> list[tuple[int, float]]:
         """Okapi BM25 (k1 1.2, b 0.75, FTS5's idf floor) over the tenant's own
-        documents and statistics, best first (lock held). Its reads share one
-        snapshot: read apart, another process's commit between them could
+        documents and statistics, best first, read on ``db``. Its reads share
+        one snapshot: read apart, another process's commit between them could
         pair document frequencies with a smaller document count."""
-        if self._depth or self._db.in_transaction:
-            return self._bm25_read(kind, tenant_id, terms, limit, require_all)
-        self._db.execute("BEGIN")  # deferred: a read snapshot, no write lock
+        if db.in_transaction:
+            return self._bm25_read(db, kind, tenant_id, terms, limit, require_all)
+        db.execute("BEGIN")  # deferred: a read snapshot, no write lock
         try:
-            return self._bm25_read(kind, tenant_id, terms, limit, require_all)
+            return self._bm25_read(db, kind, tenant_id, terms, limit, require_all)
         finally:
-            self._db.execute("COMMIT")
+            db.execute("COMMIT")
 
     def _bm25_read(
-        self, kind: str, tenant_id: int, terms: Sequence[str], limit: int, require_all: bool
+        self,
+        db: apsw.Connection,
+        kind: str,
+        tenant_id: int,
+        terms: Sequence[str],
+        limit: int,
+        require_all: bool,
     ) -> list[tuple[int, float]]:
         df = "mdf" if kind == "m" else "tdf"
-        found = self._db.execute(
+        found = db.execute(
             f"SELECT id, {df} FROM lexicon WHERE tenant_id = ?"
             f" AND digest IN (SELECT unhex(value) FROM json_each(?)) AND {df} > 0",
             (tenant_id, _ids(dict.fromkeys(terms))),
         ).fetchall()
         if not found or (require_all and len(found) < len(set(terms))):
             return []  # a digest no document of the tenant holds
-        stats = self._db.execute(
+        stats = db.execute(
             "SELECT docs, length FROM term_stats WHERE tenant_id = ? AND kind = ?",
             (tenant_id, kind),
         ).fetchone()
@@ -878,7 +966,7 @@ class SQLiteStorage:
             weights = [w for w in weights if w[1] > BM25_IDF_FLOOR] or weights
         having = "HAVING count(*) = ?" if require_all else ""
         # The weights are unpacked once (MATERIALIZED), not once per posting.
-        rows = self._db.execute(
+        rows = db.execute(
             "WITH q(term, w) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(?))"
             f" SELECT p.doc, sum(q.w * p.tf * {BM25_K1 + 1}"
             f" / (p.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * p.len / ?))) AS s"
@@ -929,8 +1017,8 @@ class SQLiteStorage:
         """BM25 hits over the tenant's memories (or turns) for term digests."""
         if not terms:
             return []
-        with self._lock:
-            return self._bm25("t" if turns else "m", tenant_id, terms, limit, require_all)
+        with self._reading() as db:
+            return self._bm25(db, "t" if turns else "m", tenant_id, terms, limit, require_all)
 
     def _log_vectors(self) -> int:
         """Append this transaction's vector changes to ``vector_log`` and
@@ -951,20 +1039,24 @@ class SQLiteStorage:
         since the last look: the changed rows are read back by id (lock held)."""
         version = self._db.execute("PRAGMA data_version").fetchone()[0]
         if self._data_version is not None and version != self._data_version:
-            self._catch_up()
+            with self._synclock:
+                self._catch_up(self._db)
         self._data_version = version
 
-    def _catch_up(self) -> None:
-        # Rows are re-derived from memory_vectors as it is now, so reading a
-        # change twice (or one committed after the log was read) is harmless.
-        top = self._db.execute("SELECT max(seq) FROM vector_log").fetchone()[0] or 0
+    def _catch_up(self, db: apsw.Connection) -> None:
+        # (_synclock held) Rows are re-derived from memory_vectors as it is
+        # now, so reading a change twice (or one committed after the log was
+        # read) is harmless.
+        top = db.execute("SELECT max(seq) FROM vector_log").fetchone()[0] or 0
+        if top == self._log_seen:
+            return
         if top - self._log_seen > VECTOR_LOG_KEEP or top < self._log_seen:
             # rows may have been pruned (or the log replaced): reload
             with self._vlock:
                 self._vectors.clear()
             self._log_seen = top
             return
-        rows = self._db.execute(
+        rows = db.execute(
             "SELECT tenant_id, memory_id FROM vector_log WHERE seq > ? AND seq <= ?",
             (self._log_seen, top),
         ).fetchall()
@@ -979,7 +1071,7 @@ class SQLiteStorage:
         wanted = [mid for tid, mids in ids.items() if tid not in dropped for mid in mids]
         found = {
             mid: np.frombuffer(blob, dtype=np.float32)
-            for mid, blob in self._db.execute(
+            for mid, blob in db.execute(
                 f"SELECT id, embedding FROM memory_vectors WHERE id IN {_IDS}", (_ids(wanted),)
             )
         }
@@ -997,9 +1089,15 @@ class SQLiteStorage:
                         cache.remove(mid)
 
     def sync(self) -> None:
-        """Drop the vector caches if another connection committed."""
-        with self._lock:
-            self._check_data_version()
+        """Bring the vector caches in step with other connections' commits.
+        On the writer, ``PRAGMA data_version`` says whether to look; on a
+        read connection the log's last seq does."""
+        with self._reading() as db:
+            if db is self._db:
+                self._check_data_version()
+            else:
+                with self._synclock:
+                    self._catch_up(db)
 
     def vector(
         self, tenant_id: int, query: np.ndarray, limit: int, *, synced: bool = False
@@ -1018,19 +1116,20 @@ class SQLiteStorage:
         """Stored vectors of the indexed memories among ``ids``: the
         tenant's cached matrix, with this transaction's (not yet applied)
         index changes on top."""
-        with self._lock:
-            self.sync()
-            cache = self._tenant_vectors(tenant_id)
-            with self._vlock:
-                found = cache.get(ids)
-            wanted = set(ids)
-            for op, tid, mid, vec in self._pending:
-                if tid == tenant_id and mid in wanted:
-                    if op == "add" and vec is not None:
-                        found[mid] = np.array(vec, dtype=np.float32)
-                    else:
-                        found.pop(mid, None)
-            return found
+        self.sync()
+        cache = self._tenant_vectors(tenant_id)
+        with self._vlock:
+            found = cache.get(ids)
+        if not self.held():
+            return found  # the pending changes are another thread's
+        wanted = set(ids)
+        for op, tid, mid, vec in self._pending:
+            if tid == tenant_id and mid in wanted:
+                if op == "add" and vec is not None:
+                    found[mid] = np.array(vec, dtype=np.float32)
+                else:
+                    found.pop(mid, None)
+        return found
 
     def _tenant_vectors(self, tenant_id: int) -> TenantVectors:
         """The tenant's vector matrix, loaded on first use."""
@@ -1038,14 +1137,14 @@ class SQLiteStorage:
             cache = self._vectors.get(tenant_id)
         if cache is not None:
             return cache
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db, self._synclock:
+            rows = db.execute(
                 "SELECT id, embedding FROM memory_vectors WHERE tenant_id = ?", (tenant_id,)
             ).fetchall()
             cache = TenantVectors(
                 self.dim, ((r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows)
             )
-            if self._depth == 0:  # inside a transaction the rows may yet roll back
+            if not db.in_transaction:  # inside a transaction the rows may yet roll back
                 with self._vlock:
                     self._vectors[tenant_id] = cache
         return cache
