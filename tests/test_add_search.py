@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from helpers import ALL_STATES, raw_hits, token
+from helpers import ALL_STATES, no_raw_hits, token
 
 from unrecall import InvalidInput, Memory, MemoryItem, NotFound, SearchHit
 
@@ -62,7 +62,7 @@ def test_add_messages_skips_system_and_keeps_roles(mem: Memory) -> None:
     assert all(t["session_id"] == "s1" for t in exported["turns"])
     # the system instruction was never stored anywhere, not even in raw bytes
     assert secret not in str(exported)
-    assert raw_hits(mem, secret) == 0
+    assert no_raw_hits(mem, secret)
 
 
 def test_messages_stored_as_given_without_dialogue_handling(mem: Memory) -> None:

@@ -672,10 +672,8 @@ def test_bad_max_text_chars(tmp_path: Path, limit: Any) -> None:
         ("", "empty"),
         ("   ", "empty"),
         (":memory:", "in-memory"),
-        ("postgresql://maya:hunter2@db.example/mem", "PostgreSQL backend is not available yet"),
-        ("postgres://maya:hunter2@db.example/mem", "PostgreSQL backend is not available yet"),
         ("mysql://maya:hunter2@db.example/mem", "MySQL backend is not available yet"),
-        ("s3://maya-hunter2/mem.db", "only a local SQLite file"),
+        ("s3://maya-hunter2/mem.db", "only SQLite files and PostgreSQL URLs"),
         ("maya\x00hunter2.db", "NUL character at position 4"),
         ("maya\ud800hunter2.db", "lone surrogate at position 4"),
     ],
@@ -692,6 +690,19 @@ def test_bad_store_paths_are_refused(
     assert words in str(err.value)
     assert "hunter2" not in str(err.value) and "maya" not in str(err.value)
     assert list(tmp_path.iterdir()) == []  # no "postgresql:" folder, no store in $HOME
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "postgres"])
+def test_an_unreachable_postgres_url_is_a_clear_error_without_its_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheme: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    url = f"{scheme}://maya:hunter2@/mem?host={tmp_path}/no-server&connect_timeout=2"
+    with pytest.raises(StoreError) as err:
+        Memory(url, embedder="hashing")
+    assert "hunter2" not in str(err.value) and "maya" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []  # no "postgresql:" folder, no key file
 
 
 def test_a_directory_is_not_a_store_file(tmp_path: Path) -> None:

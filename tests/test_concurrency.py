@@ -16,6 +16,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from helpers import verified_clean
+
 from unrecall import Memory, UnrecallError
 
 THREADS = 8
@@ -123,9 +125,9 @@ def _process(path: str, w: int, start: Any, out: Any) -> None:
     out.put((w, acked, errors))
 
 
-def test_processes_writing_one_store(tmp_path: Path) -> None:
+def test_processes_writing_one_store(store_location: str) -> None:
     # The store does not exist yet: all eight create it at once.
-    path = str(tmp_path / "procs.db")
+    path = store_location
     ctx = multiprocessing.get_context("spawn")
     start, out = ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=_process, args=(path, w, start, out)) for w in range(PROCESSES)]
@@ -146,7 +148,7 @@ def test_processes_writing_one_store(tmp_path: Path) -> None:
         assert [a for a in acked if held.get(a[0]) != a[1]] == []
         assert len(held) == len(acked)  # and the purged temporaries are gone
         assert mem.verify_audit().ok
-        assert mem.verify_erased([f"zqgone{w}x2" for w in range(PROCESSES)]).clean
+        assert verified_clean(mem, [f"zqgone{w}x2" for w in range(PROCESSES)])
 
 
 def test_bm25_survives_statistics_behind_its_document_frequencies(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ seen in others' forgetting cases, with sentences written for these tests."""
 from __future__ import annotations
 
 import pytest
-from helpers import active_texts
+from helpers import active_texts, verified_clean
 
 from unrecall import Memory
 
@@ -22,7 +22,7 @@ def test_a_name_inside_a_descriptive_query_reaches_every_script(fast_mem: Memory
     assert report.match == "entity" and report.count == 2
     left = active_texts(fast_mem)
     assert left == ["Client 陈刚 renewed the annual plan."]
-    assert fast_mem.verify_erased(["Client 陈静", "refund in June", "calls after six"]).clean
+    assert verified_clean(fast_mem, ["Client 陈静", "refund in June", "calls after six"])
 
 
 def test_the_other_words_of_a_name_query_narrow_to_what_they_say(fast_mem: Memory) -> None:
@@ -157,7 +157,7 @@ def test_a_purge_that_describes_a_fact_takes_that_fact(mem: Memory) -> None:
     report = mem.purge("the user's former savings bank", user_id="u")
     assert report.match == "semantic" and report.count == 1
     assert active_texts(mem) == ["The user's pension is managed by Orwell Trust."]
-    assert mem.verify_erased(["Fennick Savings"]).clean
+    assert verified_clean(mem, ["Fennick Savings"])
 
 
 def test_a_purge_of_a_word_no_memory_says_takes_nothing(fast_mem: Memory) -> None:

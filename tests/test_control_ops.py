@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from helpers import ALL_STATES, raw_hits, snapshot, token
+from helpers import ALL_STATES, erases, no_raw_hits, snapshot, token, verified_clean
 
 from unrecall import InvalidInput, Memory, NotFound
 
@@ -52,7 +52,7 @@ def test_delete_memory_id_is_hard_and_precise(fast_mem: Memory) -> None:
     gone = fast_mem.add("I take the 7:15 train", user_id="u").ids[0]
     kept = fast_mem.add("I take the bus on Fridays", user_id="u").ids[0]
     report = fast_mem.delete(gone, user_id="u")
-    assert report.op == "delete" and report.ids == [gone] and report.erased is True
+    assert report.op == "delete" and report.ids == [gone] and report.erased is erases(fast_mem)
     assert report.turns_removed == 1
     assert [i.id for i in fast_mem.get_all(user_id="u", states=ALL_STATES)] == [kept]
     with pytest.raises(NotFound):
@@ -103,13 +103,13 @@ def test_delete_all_erases_the_tenant_only(fast_mem: Memory) -> None:
 
     report = fast_mem.delete_all(user_id="victim")
     assert report.op == "delete_all" and report.count == 2 and report.turns_removed == 2
-    assert report.erased is True
+    assert report.erased is erases(fast_mem)
     assert fast_mem.get_all(user_id="victim", states=ALL_STATES) == []
     assert fast_mem.search("nickname", user_id="victim") == []
     exported = fast_mem.export(user_id="victim")
     assert exported["turns"] == [] and exported["memories"] == []
     assert fast_mem.storage.tenant("user:victim", False) is None
-    assert raw_hits(fast_mem, name) == 0
+    assert no_raw_hits(fast_mem, name)
 
     after = snapshot(fast_mem, "bystander")
     assert after["memories"] == before["memories"] and after["turns"] == before["turns"]
@@ -132,7 +132,7 @@ def test_delete_all_narrowed_to_an_agent_keeps_other_agents(fast_mem: Memory) ->
         "agent two noted the deadline",
         "shared note without agent",
     ]
-    assert raw_hits(fast_mem, secret) == 0
+    assert no_raw_hits(fast_mem, secret)
     hits = fast_mem.search("deadline", user_id="u", mode="lexical")
     assert [h.text for h in hits] == ["agent two noted the deadline"]
 
@@ -222,7 +222,7 @@ def test_purge_is_hard_and_reaches_every_state(fast_mem: Memory) -> None:
     report = fast_mem.purge(secret, user_id="u")
     assert report.match == "identifier"
     assert sorted(report.ids) == sorted([active, released, superseded])
-    assert report.turns_removed == 3 and report.erased is True
+    assert report.turns_removed == 3 and report.erased is erases(fast_mem)
     left = fast_mem.get_all(user_id="u", states=ALL_STATES)
     assert sorted(i.text for i in left) == ["replacement note", "unrelated note"]
     assert kept in [i.id for i in left]
@@ -230,7 +230,7 @@ def test_purge_is_hard_and_reaches_every_state(fast_mem: Memory) -> None:
         with pytest.raises(NotFound):
             fast_mem.get(mid, user_id="u")
     assert secret not in str(fast_mem.export(user_id="u"))
-    assert raw_hits(fast_mem, secret) == 0
+    assert no_raw_hits(fast_mem, secret)
 
 
 def test_purge_by_id(fast_mem: Memory) -> None:
@@ -246,9 +246,9 @@ def test_update_erases_the_old_text_from_its_source_turn(fast_mem: Memory) -> No
     mid = fast_mem.add(f"my recovery phrase is {secret}", user_id="u").ids[0]
     fast_mem.add(f"kept fact {token()}", user_id="u")
     report = fast_mem.update(mid, "my recovery phrase was rotated", user_id="u")
-    assert report.erased
-    assert raw_hits(fast_mem, secret) == 0
-    assert fast_mem.verify_erased([secret]).clean
+    assert report.erased is erases(fast_mem)
+    assert no_raw_hits(fast_mem, secret)
+    assert verified_clean(fast_mem, [secret])
     assert "my recovery phrase was rotated" in texts(fast_mem)
     turns = [t["text"] for t in fast_mem.export(user_id="u")["turns"]]
     assert "my recovery phrase was rotated" in turns and not any(secret in t for t in turns)
@@ -333,10 +333,10 @@ def test_expires_at_hides_at_once_and_expire_purge_erases(fast_mem: Memory) -> N
     assert fast_mem.search(secret, user_id="u") == []
     assert fast_mem.get(past, user_id="u").state == "active"
     report = fast_mem.expire(purge=True)
-    assert report.ids == [past] and report.erased is True
+    assert report.ids == [past] and report.erased is erases(fast_mem)
     with pytest.raises(NotFound):
         fast_mem.get(past, user_id="u")
-    assert raw_hits(fast_mem, secret) == 0
+    assert no_raw_hits(fast_mem, secret)
     assert fast_mem.get(future, user_id="v").state == "active"
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from helpers import verified_clean
 from test_dialogue_forgetting import DAY, T0, held, recalled, say
 
 from unrecall import Memory
@@ -78,7 +79,7 @@ def test_a_request_split_over_two_turns_takes_the_first_turns_object(mem: Memory
     assert "porto" in recalled(mem, "where does my sister live")
     # the pointing-back turn went with the request, from every file
     assert "mum's diagnosis" not in held(mem)
-    assert mem.verify_erased(["dementia", "mum's diagnosis"]).clean
+    assert verified_clean(mem, ["dementia", "mum's diagnosis"])
     assert "dementia" not in str(mem.history(done[0].request_turn, user_id="dana"))
 
 

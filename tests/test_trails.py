@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from helpers import verified_clean
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -60,7 +61,7 @@ def test_the_disclosure_and_its_trail_go_and_look_alikes_stay(mem: Memory) -> No
     assert not left & set(EVIDENCE[2:7])
     assert set(DISTRACTORS) <= left  # another Arden, another Nina, "advisory"
     assert report.kind == "trail" and report.turns_removed >= 6
-    assert mem.verify_erased([DISCLOSURE, "engagement letter", "wedding anniversary"]).clean
+    assert verified_clean(mem, [DISCLOSURE, "engagement letter", "wedding anniversary"])
 
 
 def test_the_report_and_the_audit_trail_hold_no_content(mem: Memory) -> None:

@@ -222,6 +222,7 @@ def test_another_connections_commits_update_the_caches_in_place(
         assert a.search("cat", user_id="v") == []
 
 
+@pytest.mark.sqlite_only("about SQLite's vector_log (PostgreSQL keeps no vector cache)")
 def test_an_erased_tenant_leaves_no_rows_in_the_vector_log(fast_mem) -> None:  # type: ignore[no-untyped-def]
     fast_mem.add("I live in Porto. My dentist is Dr. Moss.", user_id="u")
     tenant = fast_mem.storage.tenant("user:u", False)

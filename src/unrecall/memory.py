@@ -43,17 +43,17 @@ from unrecall.records import (
     OpReport,
     SearchHit,
 )
-from unrecall.storage.base import MemoryRow, TurnRow
-from unrecall.storage.sqlite import SQLiteStorage
+from unrecall.storage import open_storage
+from unrecall.storage.base import MemoryRow, Storage, TurnRow
 from unrecall.validation import (
     check_bool,
     check_id,
     check_k,
     check_memory_id,
     check_metadata,
-    check_path,
     check_positive_int,
     check_probes,
+    check_store,
     check_text,
     check_threshold,
     check_time,
@@ -109,10 +109,11 @@ class Memory:
     """Long-term memory that forgets on request, precisely and verifiably.
 
     ``path`` is the SQLite file (created if missing; None for
-    ``default_path()``); ``embedder`` is ``"minilm"`` (default, local ONNX),
-    ``"hashing"`` (explicit weak fallback) or any ``Embedder``. A store
-    remembers which embedder built it and refuses another. An empty path,
-    ``":memory:"``, a URL (no server backend exists yet), a directory and a
+    ``default_path()``) or a ``postgresql://`` URL (PostgreSQL with
+    pgvector, ``storage.postgres``); ``embedder`` is ``"minilm"`` (default,
+    local ONNX), ``"hashing"`` (explicit weak fallback) or any ``Embedder``.
+    A store remembers which embedder built it and refuses another. An empty
+    path, ``":memory:"``, a URL of another scheme, a directory and a
     device are refused (``InvalidInput``); a file that cannot be opened or written, is
     not a database, or is a database unrecall did not make is refused
     untouched (``StoreError``). ``max_text_chars`` (a positive int) bounds
@@ -134,14 +135,14 @@ class Memory:
         receipt_key: str | os.PathLike[str] | None = None,
         progress: Callable[[str], None] | None = None,
     ) -> None:
-        where = check_path(default_path() if path is None else path)
+        where = check_store(default_path() if path is None else path)
         # a ``unrecall.progress.Progress`` shows bars for an upgrade and compaction
         self._progress = progress
         self._receipt_key = receipts.key_path(where, receipt_key)
         self._receipt_signer: receipts.Signer | None = None
         self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
         self.embedder = make_embedder(embedder)
-        self.storage = SQLiteStorage(where, self.embedder.dim, self.embedder.name)
+        self.storage: Storage = open_storage(where, self.embedder.dim, self.embedder.name)
         self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
         self.audit = AuditLog(self.storage)
         self.control = ControlPlane(self.storage, self.recall, self.audit)

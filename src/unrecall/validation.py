@@ -27,9 +27,8 @@ _TIME_RANGE = "between the years 2 and 9999 (UTC)"
 # Store locations that name a server rather than a file: refused with a
 # clear word until such a backend exists.
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+POSTGRES_SCHEMES = ("postgres", "postgresql")
 _BACKENDS = {
-    "postgres": "PostgreSQL",
-    "postgresql": "PostgreSQL",
     "mysql": "MySQL",
     "mariadb": "MariaDB",
     "redis": "Redis",
@@ -187,13 +186,24 @@ def check_probes(strings: Any) -> list[str]:
     return list(strings)
 
 
+def check_store(where: Any) -> Path | str:
+    """Where a store lives: a ``postgresql://`` (or ``postgres://``) URL,
+    returned as given, or a local file path (``check_path``). Messages never
+    repeat the URL (it may hold a password)."""
+    if isinstance(where, str):
+        url = _URL.match(where)
+        if url and where[: url.end() - 3].casefold() in POSTGRES_SCHEMES:
+            return _encodable(where, "url")
+    return check_path(where)
+
+
 def check_path(path: Any) -> Path:
     """Where a store lives: a local file path (``str`` or path-like).
 
     Refused: an empty path, ``:memory:`` (erasure must be provable on disk),
-    a URL (no server backend exists yet), a NUL or a lone surrogate, a
-    directory and anything else that is not a regular file (``/dev/null``).
-    Messages never repeat the path (it may name a person).
+    a URL of another scheme than PostgreSQL's (no such backend), a NUL or a
+    lone surrogate, a directory and anything else that is not a regular file
+    (``/dev/null``). Messages never repeat the path (it may name a person).
     """
     if isinstance(path, bytes | bytearray):
         raise InvalidInput("path must be a text path, not bytes")
@@ -218,7 +228,7 @@ def check_path(path: Any) -> Path:
         raise InvalidInput(
             f"path is a URL: a {name} backend is not available yet; give a local file path"
             if name
-            else "path is a URL: only a local SQLite file is supported; give a file path"
+            else "path is a URL: only SQLite files and PostgreSQL URLs are supported"
         )
     out = Path(_encodable(raw, "path"))
     try:

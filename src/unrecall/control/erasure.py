@@ -80,7 +80,11 @@ def _count(path: Path, needles: set[bytes]) -> Counter[bytes]:
     keep = max(map(len, needles)) - 1
     counts: Counter[bytes] = Counter()
     tail = b""
-    with path.open("rb") as f:
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:  # removed since it was listed (a server's temp file): holds nothing
+        return counts
+    with f:
         while chunk := f.read(CHUNK):
             buf = tail + chunk
             for end, needle in automaton.iter(buf.decode("latin-1")):
@@ -110,8 +114,7 @@ def scan_files(
         for probe in probes
     ]
     needles = set().union(*plain, *(f for forms in hashed for f in forms))
-    present = [p for p in files if p.exists()]
-    counts = {str(p): _count(p, needles) for p in present} if needles else {}
+    counts = {str(p): _count(p, needles) for p in files} if needles else {}
     found: dict[int, dict[str, int]] = {}
     via: dict[int, list[str]] = {}
     for i in range(len(probes)):

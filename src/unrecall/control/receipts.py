@@ -47,7 +47,11 @@ def key_path(store: str | os.PathLike[str], key: str | os.PathLike[str] | None =
     ``$UNRECALL_RECEIPT_KEY``, else ``<store>.receipt-key`` beside the store
     (not one of the files the store is made of, so it is never scanned,
     copied into or erased with the store)."""
-    if key is None:
+    if key is None and isinstance(store, str) and "://" in store:
+        # a server database: one key per user account, never in the URL's
+        # name (it may hold a password)
+        key = os.environ.get(KEY_ENV) or Path.home() / ".unrecall" / f"postgres{KEY_SUFFIX}"
+    elif key is None:
         key = os.environ.get(KEY_ENV) or f"{os.fspath(store)}{KEY_SUFFIX}"
     if not isinstance(key, str | os.PathLike) or not os.fspath(key):
         raise InvalidInput("receipt_key must be a file path or None")

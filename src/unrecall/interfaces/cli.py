@@ -80,6 +80,10 @@ SERVICES: dict[str, tuple[str, str]] = {
     "mcp": ("unrecall.interfaces.mcp_server", "serve the store to an MCP client (stdio)"),
     "serve": ("unrecall.interfaces.http", "serve the REST API over a store"),
     "receipt": ("unrecall.interfaces.receipt_cli", "verify a forget receipt offline"),
+    "migrate": (
+        "unrecall.interfaces.migrate_cli",
+        "copy a whole store to a new or empty one (SQLite file or PostgreSQL URL)",
+    ),
 }
 
 

@@ -65,6 +65,27 @@ class AuditRow:
     hash: str
 
 
+@dataclass(frozen=True)
+class StoreInfo:
+    """What a look at a store location found without opening it for writing
+    (each backend's ``peek``): its meta rows (``embedder``, ``dim``,
+    ``schema_version``, ...), pending upgrade steps, and whether it holds
+    nothing yet (no tenant, no audit event, no API key)."""
+
+    meta: dict[str, str]
+    upgrades: list[str]
+    empty: bool
+
+    @property
+    def schema_version(self) -> int:
+        """The store's schema version (0 when unknown)."""
+        return int(self.meta.get("schema_version", "0"))
+
+
+# An API key row as stored: (id, SHA-256 digest, tenant key, created_at).
+ApiKeyRow = tuple[str, bytes, str, float]
+
+
 class Storage(Protocol):
     """Persistence for tenants, turns, memories, provenance, indexes, audit."""
 
@@ -321,4 +342,37 @@ class Storage(Protocol):
 
     def index_terms(self, row: MemoryRow, terms: str) -> None:
         """Write only a memory's full-text row (an upgrade rebuilding it)."""
+        ...
+
+    # -- migration (``storage.migrate``: a store copied row for row) ------
+    def set_secret_key(self, key: bytes) -> None:
+        """Replace the store's term-digest key (a new store taking the key of
+        the store it is a copy of, before any full-text row is written)."""
+        ...
+
+    def put_turn(self, tenant_id: int, turn: TurnRow) -> TurnRow:
+        """Store a turn exactly as given (uid, role, text, session, time,
+        metadata); its ``id`` and ``tenant_id`` are ignored. Returns the
+        stored row, with the id this store gave it."""
+        ...
+
+    def put_memory(self, tenant_id: int, row: MemoryRow, sources: Sequence[int]) -> MemoryRow:
+        """Store a memory exactly as given (uid, state, times, metadata) with
+        provenance edges to ``sources`` (turn ids of this store); its ``id``,
+        ``tenant_id`` and ``superseded_by`` are ignored (``set_superseded_by``
+        links it once its successor is stored). Not indexed."""
+        ...
+
+    def put_audit(self, rows: Sequence[AuditRow]) -> None:
+        """Append audit rows verbatim, ``seq`` included (later appends follow
+        the highest), each indexed under its refs."""
+        ...
+
+    def api_key_rows(self) -> list[ApiKeyRow]:
+        """Every API key row, digest included, oldest first (none when the
+        store was never served)."""
+        ...
+
+    def put_api_keys(self, rows: Sequence[ApiKeyRow]) -> None:
+        """Store API key rows as given (the table is made if needed)."""
         ...

@@ -40,6 +40,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ import numpy as np
 import sqlite_vec
 
 from unrecall.errors import StoreBusy, StoreError
-from unrecall.storage.base import AuditRow, MemoryRow, TurnRow
+from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
 from unrecall.storage.vector_cache import TenantVectors
 
@@ -121,6 +122,12 @@ class NotAStore(StoreError):
 
 
 _UNREADABLE = (apsw.NotADBError, apsw.CorruptError)
+
+
+def _foreign(version: int, tables: set[str]) -> bool:
+    """A database unrecall did not make: tables but no schema version, or a
+    version without every table an unrecall store has."""
+    return bool(tables) if version == 0 else not tables >= _OWN_TABLES
 
 
 class _RandomPool:
@@ -246,9 +253,7 @@ class SQLiteStorage:
             " (SELECT NULL AS name UNION ALL SELECT name FROM sqlite_master)"
         )
         version = rows[0][0]
-        tables = {r[1] for r in rows if r[1] is not None}
-        foreign = bool(tables) if version == 0 else not tables >= _OWN_TABLES
-        if foreign:
+        if _foreign(version, {r[1] for r in rows if r[1] is not None}):
             raise NotAStore("a SQLite database unrecall did not make")
         if self._db.readonly("main"):
             raise StoreError("the store file is read-only; unrecall needs to write it")
@@ -598,16 +603,8 @@ class SQLiteStorage:
         metadata: dict[str, Any],
     ) -> TurnRow:
         """Insert a source turn."""
-        uid = new_uid("t")
-        with self._lock:
-            self._touched.add(tenant_id)
-            self._write(
-                "INSERT INTO turns(uid, tenant_id, role, text, session_id, at, metadata)"
-                " VALUES (?,?,?,?,?,?,?)",
-                (uid, tenant_id, role, text, session_id, at, json.dumps(metadata)),
-            )
-            tid = self._db.last_insert_rowid()
-        return TurnRow(tid, uid, tenant_id, role, text, session_id, at, metadata)
+        turn = TurnRow(0, new_uid("t"), tenant_id, role, text, session_id, at, metadata)
+        return self.put_turn(tenant_id, turn)
 
     def turn(self, tenant_id: int, uid: str) -> TurnRow | None:
         """A turn by public id within a tenant."""
@@ -667,46 +664,11 @@ class SQLiteStorage:
         sources: Sequence[int],
     ) -> MemoryRow:
         """Insert an active memory and its provenance edges."""
-        uid = new_uid("m")
-        with self._lock:
-            self._touched.add(tenant_id)
-            self._write(
-                "INSERT INTO memories(uid, tenant_id, agent_id, run_id, text, kind, state,"
-                " created_at, updated_at, expires_at, metadata)"
-                " VALUES (?,?,?,?,?,?,'active',?,?,?,?)",
-                (
-                    uid,
-                    tenant_id,
-                    agent_id,
-                    run_id,
-                    text,
-                    kind,
-                    at,
-                    at,
-                    expires_at,
-                    json.dumps(metadata),
-                ),
-            )
-            mid = self._db.last_insert_rowid()
-            self._write_many(
-                "INSERT OR IGNORE INTO provenance(memory_id, turn_id) VALUES (?, ?)",
-                [(mid, t) for t in sources],
-            )
-        return MemoryRow(
-            mid,
-            uid,
-            tenant_id,
-            agent_id,
-            run_id,
-            text,
-            kind,
-            "active",
-            at,
-            at,
-            expires_at,
-            metadata,
-            None,
-        )
+        row = MemoryRow(
+            0, new_uid("m"), tenant_id, agent_id, run_id, text, kind, "active", at, at,
+            expires_at, metadata, None,
+        )  # fmt: skip
+        return self.put_memory(tenant_id, row, sources)
 
     def _touch(self, memory_ids: Sequence[int]) -> None:
         """Note the tenants of memories this transaction changes."""
@@ -1272,3 +1234,154 @@ class SQLiteStorage:
             if found:
                 self._write("DELETE FROM api_keys WHERE id = ?", (key_id,))
         return bool(found)
+
+    # -- migration (``storage.migrate``) ----------------------------------
+    def set_secret_key(self, key: bytes) -> None:
+        """Replace the term-digest key (inside a transaction; the old key's
+        cell is zeroed by secure_delete)."""
+        self._write("UPDATE secrets SET value = ? WHERE name = 'store_key'", (key,))
+
+    def put_turn(self, tenant_id: int, turn: TurnRow) -> TurnRow:
+        """Insert a turn as given (uid, time, metadata); a new id."""
+        with self._lock:
+            self._touched.add(tenant_id)
+            self._write(
+                "INSERT INTO turns(uid, tenant_id, role, text, session_id, at, metadata)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (
+                    turn.uid,
+                    tenant_id,
+                    turn.role,
+                    turn.text,
+                    turn.session_id,
+                    turn.at,
+                    json.dumps(turn.metadata),
+                ),
+            )
+            tid = self._db.last_insert_rowid()
+        return replace(turn, id=tid, tenant_id=tenant_id)
+
+    def put_memory(self, tenant_id: int, row: MemoryRow, sources: Sequence[int]) -> MemoryRow:
+        """Insert a memory as given (uid, state, times) with its provenance
+        edges; a new id, no successor link yet, not indexed."""
+        with self._lock:
+            self._touched.add(tenant_id)
+            self._write(
+                "INSERT INTO memories(uid, tenant_id, agent_id, run_id, text, kind, state,"
+                " created_at, updated_at, expires_at, metadata)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    row.uid,
+                    tenant_id,
+                    row.agent_id,
+                    row.run_id,
+                    row.text,
+                    row.kind,
+                    row.state,
+                    row.created_at,
+                    row.updated_at,
+                    row.expires_at,
+                    json.dumps(row.metadata),
+                ),
+            )
+            mid = self._db.last_insert_rowid()
+            self._write_many(
+                "INSERT OR IGNORE INTO provenance(memory_id, turn_id) VALUES (?, ?)",
+                [(mid, t) for t in sources],
+            )
+        return replace(row, id=mid, tenant_id=tenant_id, superseded_by=None)
+
+    def put_audit(self, rows: Sequence[AuditRow]) -> None:
+        """Insert audit rows verbatim, seq included (AUTOINCREMENT then goes
+        on after the highest), and their ref index entries."""
+        self._write_many(
+            "INSERT INTO audit(seq, at, tenant, op, detail, refs, prev, hash)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            [
+                (
+                    r.seq,
+                    r.at,
+                    r.tenant,
+                    r.op,
+                    json.dumps(r.detail, sort_keys=True),
+                    json.dumps(list(r.refs)),
+                    r.prev,
+                    r.hash,
+                )
+                for r in rows
+            ],
+        )
+        self._write_many(
+            "INSERT OR IGNORE INTO audit_refs(ref, seq) VALUES (?, ?)",
+            [(ref, r.seq) for r in rows for ref in r.refs],
+        )
+
+    def api_key_rows(self) -> list[ApiKeyRow]:
+        """Every API key row with its digest, oldest first ([] when never served)."""
+        if not self._scalar(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'api_keys'"
+        ):
+            return []
+        return [
+            (r[0], bytes(r[1]), r[2], r[3])
+            for r in self._rows(
+                "SELECT id, digest, tenant, created_at FROM api_keys ORDER BY created_at, id"
+            )
+        ]
+
+    def put_api_keys(self, rows: Sequence[ApiKeyRow]) -> None:
+        """Insert API key rows as given, making the table if needed."""
+        if not rows:
+            return
+        self.api_keys_init()
+        self._write_many("INSERT INTO api_keys VALUES (?, ?, ?, ?)", rows)
+
+
+def _query_only(path: Path) -> apsw.Connection:
+    """A connection that cannot write the database. Read-write but
+    ``query_only`` when the file allows it: a read-only connection leaves
+    the ``-wal`` and ``-shm`` files it made behind, the last read-write one
+    removes them on close (as ``SQLiteStorage``'s readers do)."""
+    try:
+        db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+        db.execute("PRAGMA query_only=ON").fetchall()
+        return db
+    except (apsw.CantOpenError, apsw.ReadOnlyError):
+        return apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+
+
+def peek(path: str | os.PathLike[str]) -> StoreInfo | None:
+    """A read-only look at a store file, without creating, migrating or
+    checkpointing it: None when there is no store yet (no file, or an empty
+    one), else its meta (``schema_version`` from ``user_version``), pending
+    upgrades and whether it holds anything. A file that is not an unrecall
+    store raises ``NotAStore``."""
+    where = Path(path)
+    try:
+        if not where.exists() or where.stat().st_size == 0:
+            return None
+        db = _query_only(where)
+    except _UNREADABLE as exc:
+        raise NotAStore(_reason(exc)) from exc
+    except (OSError, apsw.Error) as exc:
+        raise StoreError(f"cannot open the store file: {_reason(exc)}") from exc
+    try:
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version == 0 and not tables:
+            return None  # an empty database: a new store may be made in it
+        if _foreign(version, tables):
+            raise NotAStore("a SQLite database unrecall did not make")
+        meta = {str(k): str(v) for k, v in db.execute("SELECT key, value FROM meta")}
+        meta["schema_version"] = str(version)
+        held = " OR ".join(
+            f"EXISTS (SELECT 1 FROM {t})" for t in ("tenants", "audit", "api_keys") if t in tables
+        )
+        empty = not db.execute(f"SELECT {held}").fetchone()[0]
+    except _UNREADABLE as exc:
+        raise NotAStore(_reason(exc)) from exc
+    except apsw.Error as exc:
+        raise StoreError(f"cannot read the store file: {_reason(exc)}") from exc
+    finally:
+        db.close()
+    return StoreInfo(meta, meta.get("upgrade", "").split(), empty)

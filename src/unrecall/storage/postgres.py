@@ -1,0 +1,1334 @@
+"""PostgreSQL + pgvector: ``Storage`` on a database server (psycopg 3).
+
+Semantics follow ``SQLiteStorage`` method by method; only the engine
+differs. Full text is SQLite's design exactly (keyed term digests mapped to
+per-tenant lexicon ids, postings rows with tf and document length, BM25
+statistics per tenant and kind, the same arithmetic), so both backends rank
+alike; vectors live in a ``vector(dim)`` column under an HNSW index, and
+there is no in-process cache to keep in step (``sync()`` does nothing).
+
+Distribution: every table that holds rows of a tenant carries ``tenant_id``
+and has it first in its primary key (and in every unique key and foreign
+key between such tables: ``provenance`` references ``(tenant_id, id)`` of
+``memories`` and ``turns``). A Citus-style deployment can therefore
+distribute each of them by ``tenant_id`` in one co-location group: all rows
+of a tenant land on one node, every per-tenant query (recall, BM25 joins,
+provenance, erasure) runs there, and the keys stay enforceable per shard.
+Ids come from identity columns and stay globally unique, so calls that take
+bare ids (``memories_by_id``) still work, through a plain index on ``id``.
+The small global tables (``meta``, ``secrets``, ``tenants``, ``audit``,
+``audit_refs``, ``api_keys``) would be reference tables.
+
+Writes: every write transaction takes one advisory lock of the database
+first, so writers of every process queue like SQLite's ``BEGIN IMMEDIATE``
+and never meet a serialization failure; a wait past ``busy_timeout`` raises
+``StoreBusy``.
+
+Erasure (first slice, honest): deleted rows are dead tuples until VACUUM,
+and the WAL keeps inserted text until its segments are recycled, which this
+process cannot force. ``erase()`` vacuums and checkpoints but returns False:
+the store does not claim full erasure (crypto-shredding comes later).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import secrets
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector import Vector
+from pgvector.psycopg import register_vector
+from psycopg import errors as pgerrors
+from psycopg_pool import ConnectionPool
+
+from unrecall.errors import StoreBusy, StoreError
+from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
+from unrecall.storage.schema import SCHEMA_VERSION
+from unrecall.storage.sqlite import (
+    BM25_B,
+    BM25_IDF_FLOOR,
+    BM25_K1,
+    BUSY_TIMEOUT_S,
+    NotAStore,
+    new_uid,
+)
+
+# The advisory lock every write transaction of a store takes ("unrecall" as
+# a big-endian int64); advisory locks are per database, so one per store.
+LOCK_KEY = int.from_bytes(b"unrecall", "big")
+POOL_MIN = 1
+POOL_MAX = 4
+
+_MEMORY_COLS = (
+    "m.id, m.uid, m.tenant_id, m.agent_id, m.run_id, m.text, m.kind, m.state, m.created_at,"
+    " m.updated_at, m.expires_at, m.metadata, (SELECT s.uid FROM memories s"
+    " WHERE s.tenant_id = m.tenant_id AND s.id = m.superseded_by)"
+)
+_TURN_COLS = "id, uid, tenant_id, role, text, session_id, at, metadata"
+_POSTINGS = {"m": "memory_terms", "t": "turn_terms"}
+_DF = {"m": "mdf", "t": "tdf"}
+# Tables that hold text, vectors or index rows: what erase() and compact() vacuum.
+_CONTENT_TABLES = (
+    "turns",
+    "memories",
+    "provenance",
+    "lexicon",
+    "memory_terms",
+    "turn_terms",
+    "term_stats",
+    "memory_vectors",
+    "audit",
+    "audit_refs",
+    "tenants",
+)
+
+
+def _schema(dim: int) -> list[str]:
+    """Statements that make a new store (schema ``SCHEMA_VERSION``)."""
+    postings = []
+    for table in _POSTINGS.values():
+        postings += [
+            f"""CREATE TABLE {table}(
+                tenant_id bigint NOT NULL,
+                term bigint NOT NULL,
+                doc bigint NOT NULL,
+                tf integer NOT NULL,
+                len integer NOT NULL,
+                PRIMARY KEY (tenant_id, term, doc))""",
+            f"CREATE INDEX {table}_doc ON {table}(tenant_id, doc)",
+        ]
+    return [
+        "CREATE TABLE meta(key text PRIMARY KEY, value text NOT NULL)",
+        "CREATE TABLE secrets(name text PRIMARY KEY, value bytea NOT NULL)",
+        """CREATE TABLE tenants(
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            key text NOT NULL UNIQUE,
+            handle text,
+            version bigint NOT NULL DEFAULT 0)""",
+        """CREATE TABLE turns(
+            tenant_id bigint NOT NULL REFERENCES tenants(id),
+            id bigint GENERATED ALWAYS AS IDENTITY,
+            uid text NOT NULL,
+            role text NOT NULL,
+            text text NOT NULL,
+            session_id text,
+            at double precision NOT NULL,
+            metadata text NOT NULL DEFAULT '{}',
+            PRIMARY KEY (tenant_id, id),
+            UNIQUE (tenant_id, uid))""",
+        "CREATE INDEX turns_id ON turns(id)",
+        "CREATE INDEX turns_tenant ON turns(tenant_id, at)",
+        """CREATE TABLE memories(
+            tenant_id bigint NOT NULL REFERENCES tenants(id),
+            id bigint GENERATED ALWAYS AS IDENTITY,
+            uid text NOT NULL,
+            agent_id text,
+            run_id text,
+            text text NOT NULL,
+            kind text NOT NULL,
+            state text NOT NULL CHECK (state IN ('active', 'released', 'superseded')),
+            created_at double precision NOT NULL,
+            updated_at double precision NOT NULL,
+            expires_at double precision,
+            metadata text NOT NULL DEFAULT '{}',
+            superseded_by bigint,
+            PRIMARY KEY (tenant_id, id),
+            UNIQUE (tenant_id, uid),
+            FOREIGN KEY (tenant_id, superseded_by) REFERENCES memories(tenant_id, id)
+                ON DELETE SET NULL (superseded_by))""",
+        "CREATE INDEX memories_id ON memories(id)",
+        "CREATE INDEX memories_tenant_state ON memories(tenant_id, state)",
+        "CREATE INDEX memories_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL",
+        "CREATE INDEX memories_successor ON memories(tenant_id, superseded_by)"
+        " WHERE superseded_by IS NOT NULL",
+        """CREATE TABLE provenance(
+            tenant_id bigint NOT NULL,
+            memory_id bigint NOT NULL,
+            turn_id bigint NOT NULL,
+            PRIMARY KEY (tenant_id, memory_id, turn_id),
+            FOREIGN KEY (tenant_id, memory_id) REFERENCES memories(tenant_id, id)
+                ON DELETE CASCADE,
+            FOREIGN KEY (tenant_id, turn_id) REFERENCES turns(tenant_id, id)
+                ON DELETE CASCADE)""",
+        "CREATE INDEX provenance_memory ON provenance(memory_id)",
+        "CREATE INDEX provenance_turn ON provenance(turn_id, memory_id)",
+        "CREATE INDEX provenance_tenant_turn ON provenance(tenant_id, turn_id)",
+        """CREATE TABLE audit(
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            at double precision NOT NULL,
+            tenant text NOT NULL,
+            op text NOT NULL,
+            detail text NOT NULL,
+            refs text NOT NULL,
+            prev text NOT NULL,
+            hash text NOT NULL)""",
+        """CREATE TABLE audit_refs(
+            ref text NOT NULL,
+            seq bigint NOT NULL REFERENCES audit(seq),
+            PRIMARY KEY (ref, seq))""",
+        """CREATE TABLE lexicon(
+            tenant_id bigint NOT NULL,
+            id bigint GENERATED ALWAYS AS IDENTITY,
+            digest bytea NOT NULL,
+            mdf integer NOT NULL DEFAULT 0,
+            tdf integer NOT NULL DEFAULT 0,
+            PRIMARY KEY (tenant_id, id),
+            UNIQUE (tenant_id, digest))""",
+        *postings,
+        """CREATE TABLE term_stats(
+            tenant_id bigint NOT NULL,
+            kind text NOT NULL,
+            docs bigint NOT NULL,
+            length bigint NOT NULL,
+            PRIMARY KEY (tenant_id, kind))""",
+        f"""CREATE TABLE memory_vectors(
+            tenant_id bigint NOT NULL,
+            id bigint NOT NULL,
+            embedding vector({int(dim)}) NOT NULL,
+            PRIMARY KEY (tenant_id, id))""",
+        "CREATE INDEX memory_vectors_hnsw ON memory_vectors"
+        " USING hnsw (embedding vector_cosine_ops)",
+    ]
+
+
+# What a store holds from birth (api_keys comes with the first server).
+_OWN_TABLES = frozenset(
+    {"meta", "secrets", "tenants", "turns", "memories", "provenance", "audit", "audit_refs"}
+    | {"lexicon", "memory_terms", "turn_terms", "term_stats", "memory_vectors"}
+)
+
+_FOREIGN = "a PostgreSQL database with tables unrecall did not make"
+
+_API_KEYS = (
+    "CREATE TABLE IF NOT EXISTS api_keys(id text PRIMARY KEY, digest bytea NOT NULL UNIQUE,"
+    " tenant text NOT NULL, created_at double precision NOT NULL)"
+)
+
+
+def _memory(row: Sequence[Any]) -> MemoryRow:
+    return MemoryRow(*row[:11], json.loads(row[11]), row[12])
+
+
+def _turn(row: Sequence[Any]) -> TurnRow:
+    return TurnRow(*row[:7], json.loads(row[7]))
+
+
+def _array(value: Any) -> np.ndarray:
+    """A pgvector column value as float32 (binary results load as ``Vector``)."""
+    if isinstance(value, Vector):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+def _wrap(exc: psycopg.Error) -> StoreError:
+    """A driver error as ``StoreError``: the class and SQLSTATE only, since
+    the server's message and detail may quote parameters (personal data)."""
+    if isinstance(exc, pgerrors.LockNotAvailable):
+        return StoreBusy("the store is busy: another process held a lock past the busy timeout")
+    state = getattr(exc, "sqlstate", None) or "no sqlstate"
+    return StoreError(f"the database failed a statement ({type(exc).__name__}, {state})")
+
+
+class _Local(threading.local):
+    """The calling thread's transaction: depth, connection and its caches."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.conn: psycopg.Connection[Any] | None = None
+        # tenants whose rows the open transaction changed (their version moves)
+        self.touched: set[int] = set()
+        # (tenant id, hex digest) -> lexicon id, for the open transaction
+        self.terms: dict[tuple[int, str], int] = {}
+        self.iterative = False  # hnsw.iterative_scan set in this transaction
+
+
+class PostgresStorage:
+    """``Storage`` over a PostgreSQL database with pgvector. One object may
+    be shared by threads (each thread's transaction is its own), and any
+    number of processes may open the same database."""
+
+    def __init__(
+        self,
+        url: str,
+        dim: int,
+        embedder_name: str,
+        *,
+        busy_timeout: float = BUSY_TIMEOUT_S,
+    ) -> None:
+        self.dim = dim
+        self._url = url
+        self._lock_ms = max(1, int(busy_timeout * 1000))
+        self._local = _Local()
+        self._erase_hooks: list[Callable[[], None]] = []
+        self._closed = False
+        # The schema (and the vector type) exist before the pool opens:
+        # register_vector needs the type on every pooled connection.
+        self._migrate(embedder_name)
+        try:
+            self._pool: ConnectionPool[Any] = ConnectionPool(
+                url,
+                min_size=POOL_MIN,
+                max_size=POOL_MAX,
+                kwargs={"autocommit": True},
+                configure=register_vector,
+                open=True,
+            )
+            self._pool.wait(timeout=max(busy_timeout, 5.0))
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the database ({type(exc).__name__})") from None
+        except Exception as exc:  # psycopg_pool.PoolTimeout and friends
+            raise StoreError(f"cannot connect to the database ({type(exc).__name__})") from None
+
+    # -- lifecycle -------------------------------------------------------
+    def _migrate(self, embedder_name: str) -> None:
+        """Create the schema if absent, as one migration under the write
+        lock (several processes opening a new database queue here), and
+        check the version and the embedder of an existing store."""
+        try:
+            conn = psycopg.connect(self._url, autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to the database ({type(exc).__name__})") from None
+        try:
+            with conn.transaction():
+                self._lock(conn)
+                tables = {
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT table_name FROM information_schema.tables"
+                        " WHERE table_schema = current_schema()"
+                    )
+                }
+                if tables and not tables >= _OWN_TABLES:
+                    raise NotAStore(_FOREIGN)
+                if not tables:
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                    for stmt in _schema(self.dim):
+                        conn.execute(stmt)
+                    conn.execute(
+                        "INSERT INTO meta VALUES ('schema_version', %s), ('embedder', %s),"
+                        " ('dim', %s), ('created_at', %s)",
+                        (str(SCHEMA_VERSION), embedder_name, str(self.dim), str(time.time())),
+                    )
+                    conn.execute(
+                        "INSERT INTO secrets VALUES ('store_key', %s)", (secrets.token_bytes(32),)
+                    )
+                meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        except psycopg.Error as exc:
+            conn.close()
+            raise _wrap(exc) from None
+        except StoreError:
+            conn.close()
+            raise
+        conn.close()
+        version = int(meta.get("schema_version", "0"))
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"store schema v{version} is newer than this unrecall (v{SCHEMA_VERSION})"
+            )
+        if version < SCHEMA_VERSION:
+            # no older PostgreSQL layout exists yet: nothing to migrate from
+            raise StoreError(f"store schema v{version} is not a known PostgreSQL layout")
+        stored = meta.get("embedder")
+        if stored != embedder_name:
+            raise StoreError(
+                f"store was built with embedder {stored!r}, not {embedder_name!r};"
+                " open it with the same embedder"
+            )
+
+    def _lock(self, conn: psycopg.Connection[Any]) -> None:
+        """Take the store's write lock inside ``conn``'s transaction, waiting
+        at most the busy timeout (which then holds for the transaction's
+        other lock waits too)."""
+        conn.execute(f"SET LOCAL lock_timeout = {self._lock_ms}")
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+
+    @contextmanager
+    def _reading(self) -> Iterator[psycopg.Connection[Any]]:
+        """The connection to read on: this thread's transaction's, else a
+        pooled one in autocommit."""
+        local = self._local
+        if local.conn is not None:
+            yield local.conn
+            return
+        if self._closed:
+            raise StoreError("the store is closed")
+        with self._pool.connection() as conn:
+            yield conn
+
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            with self._reading() as conn:
+                return conn.execute(sql, args).fetchall()  # type: ignore[arg-type]
+        except psycopg.Error as exc:
+            raise _wrap(exc) from None
+
+    def _scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        rows = self._rows(sql, args)
+        return rows[0][0] if rows else None
+
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        conn = self._local.conn
+        if conn is None:
+            raise StoreError("a write outside a transaction")
+        try:
+            cur = conn.execute(sql, args)  # type: ignore[arg-type]
+            return cur.fetchall() if cur.description is not None else []
+        except psycopg.Error as exc:
+            raise _wrap(exc) from None
+
+    def upgrades(self) -> list[str]:
+        """Pending upgrade steps that need the planes: none (this backend's
+        only layout is the current one)."""
+        return []
+
+    def upgraded(self, step: str) -> None:
+        """Mark an upgrade step done: nothing to record here."""
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The outermost level takes a pooled connection, begins and takes
+        the store's advisory write lock; inner levels are savepoints. An
+        exception rolls back its level and is re-raised. Bound to the
+        calling thread."""
+        local = self._local
+        if local.depth:
+            yield from self._savepoint(local)
+            return
+        if self._closed:
+            raise StoreError("the store is closed")
+        try:
+            conn = self._pool.getconn()
+        except Exception as exc:
+            raise StoreError(f"cannot get a database connection ({type(exc).__name__})") from None
+        try:
+            try:
+                conn.execute("BEGIN")
+                self._lock(conn)
+            except psycopg.Error as exc:
+                self._abort(conn)
+                raise _wrap(exc) from None
+            local.conn, local.depth = conn, 1
+            local.touched.clear()
+            local.terms.clear()
+            local.iterative = False
+            try:
+                yield
+            except BaseException:
+                self._abort(conn)
+                raise
+            self._commit(conn, local)
+        finally:
+            local.conn, local.depth = None, 0
+            local.touched.clear()
+            local.terms.clear()
+            self._pool.putconn(conn)
+
+    def _savepoint(self, local: _Local) -> Iterator[None]:
+        conn = local.conn
+        assert conn is not None
+        name = f"sp{local.depth}"
+        try:
+            conn.execute(f"SAVEPOINT {name}")
+        except psycopg.Error as exc:
+            raise _wrap(exc) from None
+        local.depth += 1
+        try:
+            yield
+        except BaseException:
+            local.depth -= 1
+            local.terms.clear()  # lexicon rows made inside are rolled back
+            try:
+                conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                conn.execute(f"RELEASE SAVEPOINT {name}")
+            except psycopg.Error:
+                pass  # the connection is broken: the outer level rolls back
+            raise
+        local.depth -= 1
+        try:
+            conn.execute(f"RELEASE SAVEPOINT {name}")
+        except psycopg.Error as exc:
+            raise _wrap(exc) from None
+
+    def _commit(self, conn: psycopg.Connection[Any], local: _Local) -> None:
+        touched = sorted(local.touched)
+        try:
+            if touched:
+                conn.execute(
+                    "UPDATE tenants SET version = version + 1 WHERE id = ANY(%s)", (touched,)
+                )
+            conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            self._abort(conn)
+            raise StoreError(
+                f"the commit failed ({type(exc).__name__}); nothing was written"
+            ) from None
+
+    @staticmethod
+    def _abort(conn: psycopg.Connection[Any]) -> None:
+        with suppress(psycopg.Error):  # a broken connection: the pool discards it
+            conn.execute("ROLLBACK")
+
+    def held(self) -> bool:
+        """True when the calling thread is inside a transaction."""
+        return self._local.depth > 0
+
+    def secret_key(self) -> bytes:
+        """The per-store random key (made once at creation)."""
+        return bytes(self._scalar("SELECT value FROM secrets WHERE name = 'store_key'"))
+
+    def erase(self) -> bool:
+        """Run the ``on_erase`` hooks, then VACUUM the tables that hold text,
+        vectors and index rows and CHECKPOINT. Always False: the WAL keeps
+        inserted text until its segments recycle, so full erasure is not
+        claimed (inside a transaction nothing is vacuumed)."""
+        for hook in self._erase_hooks:
+            hook()
+        if self.held() or self._closed:
+            return False
+        try:
+            with self._pool.connection() as conn:
+                conn.execute(f"VACUUM {', '.join(_CONTENT_TABLES)}")
+                # needs superuser or pg_checkpoint; else the server's own checkpoints follow
+                with suppress(pgerrors.InsufficientPrivilege):
+                    conn.execute("CHECKPOINT")
+        except psycopg.Error as exc:
+            raise _wrap(exc) from None
+        return False
+
+    def on_erase(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` on every ``erase``."""
+        self._erase_hooks.append(hook)
+
+    def files(self) -> list[Path]:
+        """Every regular file of the server's data directory (base/ and
+        pg_wal/ included), when it is readable on this machine."""
+        try:
+            where = self._scalar("SHOW data_directory")
+        except StoreError:
+            where = None  # not allowed to see it: treat as remote
+        root = Path(where) if where else None
+        if root is None or not root.is_dir() or not os.access(root, os.R_OK | os.X_OK):
+            raise StoreError(
+                "the database's files are on another machine: erasure cannot be verified from here"
+            )
+        out = []
+        for dirpath, _dirs, names in os.walk(root):
+            for name in names:
+                path = Path(dirpath) / name
+                if path.is_file() and not path.is_symlink():
+                    out.append(path)
+        return sorted(out)
+
+    def compact(self, tick: Callable[[], None] | None = None) -> None:
+        """VACUUM FULL the tables that hold text, vectors and index rows,
+        giving their space back to the file system; ``tick`` is called
+        between tables."""
+        if self.held():
+            raise StoreError("compact cannot run inside a transaction")
+        try:
+            with self._pool.connection() as conn:
+                for table in _CONTENT_TABLES:
+                    conn.execute(f"VACUUM FULL {table}")
+                    if tick is not None:
+                        tick()
+        except psycopg.Error as exc:
+            raise _wrap(exc) from None
+
+    def close(self) -> None:
+        """Close the connection pool (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._pool.close()
+
+    # -- tenants and turns ----------------------------------------------
+    def tenant(self, key: str, create: bool) -> int | None:
+        """Look up (and optionally create) a tenant row; a new tenant gets a
+        random audit handle (``tenant_handle``)."""
+        tid = self._scalar("SELECT id FROM tenants WHERE key = %s", (key,))
+        if tid is None and create:
+            with self.transaction():
+                # again under the write lock: another process may have made it
+                tid = self._scalar("SELECT id FROM tenants WHERE key = %s", (key,))
+                if tid is None:
+                    tid = self._write(
+                        "INSERT INTO tenants(key, handle) VALUES (%s, %s) RETURNING id",
+                        (key, secrets.token_hex(16)),
+                    )[0][0]
+        return tid
+
+    def tenant_handle(self, tenant_id: int) -> str | None:
+        """The random audit handle of a tenant id (gone with the tenant)."""
+        return self._scalar("SELECT handle FROM tenants WHERE id = %s", (tenant_id,))
+
+    def tenant_version(self, tenant_id: int) -> int:
+        """A number that moves with every transaction that changed the
+        tenant's memories, turns or provenance, or -1 when the tenant is gone."""
+        version = self._scalar("SELECT version FROM tenants WHERE id = %s", (tenant_id,))
+        return -1 if version is None else int(version)
+
+    def erase_tenant(self, tenant_id: int) -> tuple[int, int]:
+        """Delete everything of a tenant (index rows, lexicon, vectors,
+        memories, turns, API keys, the tenant row) with set statements, so a
+        tenant of any size goes. Returns (memories, turns) deleted."""
+        with self.transaction():
+            t = (tenant_id,)
+            turns = self._scalar("SELECT count(*) FROM turns WHERE tenant_id = %s", t)
+            memories = self._scalar("SELECT count(*) FROM memories WHERE tenant_id = %s", t)
+            for table in (
+                "memory_terms",
+                "turn_terms",
+                "lexicon",
+                "term_stats",
+                "memory_vectors",
+                "provenance",
+            ):
+                self._write(f"DELETE FROM {table} WHERE tenant_id = %s", t)
+            self._write(
+                "UPDATE memories SET superseded_by = NULL WHERE tenant_id = %s"
+                " AND superseded_by IS NOT NULL",
+                t,
+            )
+            self._write("DELETE FROM memories WHERE tenant_id = %s", t)
+            self._write("DELETE FROM turns WHERE tenant_id = %s", t)
+            if self._scalar("SELECT to_regclass('api_keys')") is not None:
+                # a served store: the tenant's API keys name it, and go too
+                self._write(
+                    "DELETE FROM api_keys WHERE tenant = (SELECT key FROM tenants WHERE id = %s)", t
+                )
+            self._write("DELETE FROM tenants WHERE id = %s", t)
+            self._local.touched.discard(tenant_id)
+            self._local.terms.clear()
+        return int(memories), int(turns)
+
+    def add_turn(
+        self,
+        tenant_id: int,
+        role: str,
+        text: str,
+        session_id: str | None,
+        at: float,
+        metadata: dict[str, Any],
+    ) -> TurnRow:
+        """Insert a source turn."""
+        turn = TurnRow(0, new_uid("t"), tenant_id, role, text, session_id, at, metadata)
+        return self.put_turn(tenant_id, turn)
+
+    def turn(self, tenant_id: int, uid: str) -> TurnRow | None:
+        """A turn by public id within a tenant."""
+        rows = self._rows(
+            f"SELECT {_TURN_COLS} FROM turns WHERE tenant_id = %s AND uid = %s", (tenant_id, uid)
+        )
+        return _turn(rows[0]) if rows else None
+
+    def turns(self, tenant_id: int) -> list[TurnRow]:
+        """All turns of a tenant, oldest first."""
+        rows = self._rows(
+            f"SELECT {_TURN_COLS} FROM turns WHERE tenant_id = %s ORDER BY at, id", (tenant_id,)
+        )
+        return [_turn(r) for r in rows]
+
+    def turns_by_id(self, ids: Sequence[int]) -> list[TurnRow]:
+        """Turns by internal id, in the given order, missing ones skipped."""
+        if not ids:
+            return []
+        rows = self._rows(f"SELECT {_TURN_COLS} FROM turns WHERE id = ANY(%s)", (list(ids),))
+        by_id = {r[0]: _turn(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def index_turn(self, turn: TurnRow, terms: str) -> None:
+        """Insert a turn's full-text postings."""
+        self._post("t", turn.tenant_id, turn.id, terms)
+
+    def set_turn_text(self, turn: TurnRow, text: str, terms: str) -> None:
+        """Overwrite a turn's text and its full-text postings."""
+        self._write(
+            "UPDATE turns SET text = %s WHERE tenant_id = %s AND id = %s",
+            (text, turn.tenant_id, turn.id),
+        )
+        self._local.touched.add(turn.tenant_id)
+        self._unpost("t", turn.tenant_id, [turn.id])
+        self._post("t", turn.tenant_id, turn.id, terms)
+
+    def delete_turns(self, turn_ids: Sequence[int]) -> None:
+        """Delete turns and their full-text postings (provenance edges cascade)."""
+        if self._local.conn is None:
+            raise StoreError("a write outside a transaction")
+        by_tenant: dict[int, list[int]] = {}
+        for turn in self.turns_by_id(turn_ids):
+            by_tenant.setdefault(turn.tenant_id, []).append(turn.id)
+        for tenant_id, ids in by_tenant.items():
+            self._local.touched.add(tenant_id)
+            self._unpost("t", tenant_id, ids)
+            self._write("DELETE FROM turns WHERE tenant_id = %s AND id = ANY(%s)", (tenant_id, ids))
+
+    # -- memories and provenance ----------------------------------------
+    def add_memory(
+        self,
+        tenant_id: int,
+        *,
+        text: str,
+        kind: str,
+        agent_id: str | None,
+        run_id: str | None,
+        at: float,
+        expires_at: float | None,
+        metadata: dict[str, Any],
+        sources: Sequence[int],
+    ) -> MemoryRow:
+        """Insert an active memory and its provenance edges."""
+        row = MemoryRow(
+            0, new_uid("m"), tenant_id, agent_id, run_id, text, kind, "active", at, at,
+            expires_at, metadata, None,
+        )  # fmt: skip
+        return self.put_memory(tenant_id, row, sources)
+
+    def _touch(self, memory_ids: Sequence[int]) -> None:
+        """Note the tenants of memories this transaction changes."""
+        if memory_ids:
+            self._local.touched.update(
+                r[0]
+                for r in self._rows(
+                    "SELECT DISTINCT tenant_id FROM memories WHERE id = ANY(%s)",
+                    (list(memory_ids),),
+                )
+            )
+
+    def link(self, memory_ids: Sequence[int], turn_id: int) -> None:
+        """Add ``turn_id`` as one more source of each memory (a repetition)."""
+        if self._local.conn is None:
+            raise StoreError("a write outside a transaction")
+        self._touch(memory_ids)
+        if memory_ids:
+            self._write(
+                "INSERT INTO provenance(tenant_id, memory_id, turn_id)"
+                " SELECT m.tenant_id, m.id, %s FROM memories m WHERE m.id = ANY(%s)"
+                " ON CONFLICT DO NOTHING",
+                (turn_id, list(memory_ids)),
+            )
+
+    def memory(self, tenant_id: int, uid: str) -> MemoryRow | None:
+        """A memory by public id within a tenant."""
+        rows = self._rows(
+            f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.tenant_id = %s AND m.uid = %s",
+            (tenant_id, uid),
+        )
+        return _memory(rows[0]) if rows else None
+
+    def memories(self, tenant_id: int, states: Sequence[str] | None = None) -> list[MemoryRow]:
+        """A tenant's memories, oldest first, optionally only those in ``states``."""
+        sql = f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.tenant_id = %s"
+        args: list[Any] = [tenant_id]
+        if states is not None:
+            sql += " AND m.state = ANY(%s)"
+            args.append(list(states))
+        return [_memory(r) for r in self._rows(sql + " ORDER BY m.id", args)]
+
+    def count_memories(self, tenant_id: int) -> int:
+        """How many memories a tenant holds, in any state."""
+        return int(self._scalar("SELECT count(*) FROM memories WHERE tenant_id = %s", (tenant_id,)))
+
+    def memories_by_id(self, ids: Sequence[int]) -> list[MemoryRow]:
+        """Memories by internal id, in the given order, missing ones skipped."""
+        if not ids:
+            return []
+        rows = self._rows(
+            f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.id = ANY(%s)", (list(ids),)
+        )
+        by_id = {r[0]: _memory(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def sources(self, memory_ids: Sequence[int]) -> dict[int, list[TurnRow]]:
+        """Source turns per memory id, oldest first."""
+        out: dict[int, list[TurnRow]] = {m: [] for m in memory_ids}
+        if not memory_ids:
+            return out
+        edges = self._rows(
+            "SELECT memory_id, turn_id FROM provenance WHERE memory_id = ANY(%s)",
+            (list(memory_ids),),
+        )
+        # each turn read once, however many of the memories it sources
+        turns = {t.id: t for t in self.turns_by_id(list(dict.fromkeys(e[1] for e in edges)))}
+        for mid, tid in edges:
+            if tid in turns:
+                out[mid].append(turns[tid])
+        for found in out.values():
+            found.sort(key=lambda t: (t.at, t.id))
+        return out
+
+    def statements(self, memory_ids: Sequence[int]) -> dict[int, tuple[int, list[int]]]:
+        """Per memory id: the statement (first source turn) it came from and
+        every memory derived from that turn, in id order."""
+        if not memory_ids:
+            return {}
+        rows = self._rows(
+            "SELECT f.memory_id, f.turn_id, p.memory_id FROM (SELECT tenant_id, memory_id,"
+            " min(turn_id) AS turn_id FROM provenance WHERE memory_id = ANY(%s)"
+            " GROUP BY tenant_id, memory_id) AS f JOIN provenance AS p"
+            " ON p.tenant_id = f.tenant_id AND p.turn_id = f.turn_id"
+            " ORDER BY f.memory_id, p.memory_id",
+            (list(memory_ids),),
+        )
+        out: dict[int, tuple[int, list[int]]] = {}
+        for mid, tid, sibling in rows:
+            out.setdefault(mid, (tid, []))[1].append(sibling)
+        return out
+
+    def derived(self, turn_ids: Sequence[int]) -> list[int]:
+        """Ids of every memory with a provenance edge to one of the turns."""
+        if not turn_ids:
+            return []
+        rows = self._rows(
+            "SELECT DISTINCT memory_id FROM provenance WHERE turn_id = ANY(%s)", (list(turn_ids),)
+        )
+        return [r[0] for r in rows]
+
+    def set_state(self, ids: Sequence[int], state: str, at: float) -> None:
+        """Move memories to a state and touch ``updated_at``."""
+        self._require_tx()
+        self._touch(ids)
+        if ids:
+            self._write(
+                "UPDATE memories SET state = %s, updated_at = %s WHERE id = ANY(%s)",
+                (state, at, list(ids)),
+            )
+
+    def set_superseded_by(self, ids: Sequence[int], successor: int) -> None:
+        """Record the successor of superseded memories."""
+        self._require_tx()
+        self._touch(ids)
+        if ids:
+            self._write(
+                "UPDATE memories SET superseded_by = %s WHERE id = ANY(%s)", (successor, list(ids))
+            )
+
+    def set_text(self, memory_id: int, text: str, at: float) -> None:
+        """Overwrite a memory's text in place."""
+        self._require_tx()
+        self._touch([memory_id])
+        self._write(
+            "UPDATE memories SET text = %s, updated_at = %s WHERE id = %s", (text, at, memory_id)
+        )
+
+    def set_expiry(self, memory_id: int, expires_at: float | None) -> None:
+        """Set or clear a memory's expiry time."""
+        self._require_tx()
+        self._touch([memory_id])
+        self._write("UPDATE memories SET expires_at = %s WHERE id = %s", (expires_at, memory_id))
+
+    def delete_memories(self, ids: Sequence[int]) -> None:
+        """Hard-delete memories and their recall rows (provenance cascades,
+        a successor link to them is cleared)."""
+        self._require_tx()
+        rows = self.memories_by_id(ids)
+        self._local.touched.update(r.tenant_id for r in rows)
+        self.unindex([r for r in rows if r.state == "active"])
+        if ids:
+            self._write("DELETE FROM memories WHERE id = ANY(%s)", (list(ids),))
+
+    def expired(self, now: float, states: Sequence[str]) -> list[MemoryRow]:
+        """Memories of any tenant whose ``expires_at`` is at or before ``now``."""
+        rows = self._rows(
+            f"SELECT {_MEMORY_COLS} FROM memories m WHERE m.expires_at IS NOT NULL"
+            " AND m.expires_at <= %s AND m.state = ANY(%s) ORDER BY m.id",
+            (now, list(states)),
+        )
+        return [_memory(r) for r in rows]
+
+    def _require_tx(self) -> None:
+        if self._local.conn is None:
+            raise StoreError("a write outside a transaction")
+
+    # -- full-text postings ---------------------------------------------
+    def _term_ids(self, tenant_id: int, digests: Sequence[str]) -> dict[str, int]:
+        """The tenant's lexicon ids of term digests, made on first use
+        (inside a transaction; ids seen in it are cached)."""
+        cache = self._local.terms
+        missing = [d for d in digests if (tenant_id, d) not in cache]
+        if missing:
+            blobs = [bytes.fromhex(d) for d in missing]
+            for digest, term in self._write(
+                "SELECT digest, id FROM lexicon WHERE tenant_id = %s AND digest = ANY(%s)",
+                (tenant_id, blobs),
+            ):
+                cache[(tenant_id, bytes(digest).hex())] = term
+            new = [b for d, b in zip(missing, blobs, strict=True) if (tenant_id, d) not in cache]
+            if new:
+                for digest, term in self._write(
+                    "INSERT INTO lexicon(tenant_id, digest) SELECT %s, unnest(%s::bytea[])"
+                    " RETURNING digest, id",
+                    (tenant_id, new),
+                ):
+                    cache[(tenant_id, bytes(digest).hex())] = term
+        return {d: cache[(tenant_id, d)] for d in digests}
+
+    def _post(self, kind: str, tenant_id: int, doc: int, terms: str) -> None:
+        """Write one document's postings (``kind``: m for a memory, t for a
+        turn) and count it in the tenant's BM25 statistics."""
+        self._require_tx()
+        digests = [d.lower() for d in terms.split()]
+        if not digests:
+            return
+        counts = Counter(digests)
+        ids = self._term_ids(tenant_id, list(counts))
+        self._write(
+            f"INSERT INTO {_POSTINGS[kind]}(tenant_id, term, doc, tf, len)"
+            " SELECT %s, t, %s, n, %s FROM unnest(%s::bigint[], %s::int[]) AS u(t, n)",
+            (tenant_id, doc, len(digests), [ids[d] for d in counts], list(counts.values())),
+        )
+        df = _DF[kind]
+        self._write(
+            f"UPDATE lexicon SET {df} = {df} + 1 WHERE tenant_id = %s AND id = ANY(%s)",
+            (tenant_id, list(ids.values())),
+        )
+        self._write(
+            "INSERT INTO term_stats AS s VALUES (%s, %s, 1, %s) ON CONFLICT (tenant_id, kind)"
+            " DO UPDATE SET docs = s.docs + 1, length = s.length + excluded.length",
+            (tenant_id, kind, len(digests)),
+        )
+
+    def _unpost(self, kind: str, tenant_id: int, docs: Sequence[int]) -> None:
+        """Delete documents' postings; a term no document uses any more
+        leaves the lexicon, its digest with it."""
+        if not docs:
+            return
+        table, df = _POSTINGS[kind], _DF[kind]
+        found = self._write(
+            f"DELETE FROM {table} WHERE tenant_id = %s AND doc = ANY(%s) RETURNING term, doc, len",
+            (tenant_id, list(docs)),
+        )
+        if not found:
+            return
+        uses = Counter(t for t, _, _ in found)
+        lengths = {d: n for _, d, n in found}
+        terms = list(uses)
+        self._write(
+            f"UPDATE lexicon l SET {df} = l.{df} - u.n FROM unnest(%s::bigint[], %s::int[])"
+            " AS u(t, n) WHERE l.tenant_id = %s AND l.id = u.t",
+            (terms, [uses[t] for t in terms], tenant_id),
+        )
+        self._write(
+            "DELETE FROM lexicon WHERE tenant_id = %s AND id = ANY(%s) AND mdf <= 0 AND tdf <= 0",
+            (tenant_id, terms),
+        )
+        self._write(
+            "UPDATE term_stats SET docs = docs - %s, length = length - %s"
+            " WHERE tenant_id = %s AND kind = %s",
+            (len(lengths), sum(lengths.values()), tenant_id, kind),
+        )
+        self._local.terms.clear()  # lexicon rows may be gone
+
+    def _bm25(
+        self,
+        conn: psycopg.Connection[Any],
+        kind: str,
+        tenant_id: int,
+        terms: Sequence[str],
+        limit: int,
+        require_all: bool,
+    ) -> list[tuple[int, float]]:
+        """Okapi BM25 exactly as ``SQLiteStorage._bm25_read``: k1 1.2, b
+        0.75, FTS5's idf floor, over the tenant's own documents, best first,
+        ties by document id."""
+        df = _DF[kind]
+        wanted = list(dict.fromkeys(t.lower() for t in terms))
+        found = conn.execute(
+            f"SELECT id, {df} FROM lexicon WHERE tenant_id = %s AND digest = ANY(%s) AND {df} > 0",
+            (tenant_id, [bytes.fromhex(t) for t in wanted]),
+        ).fetchall()
+        if not found or (require_all and len(found) < len(wanted)):
+            return []  # a digest no document of the tenant holds
+        stats = conn.execute(
+            "SELECT docs, length FROM term_stats WHERE tenant_id = %s AND kind = %s",
+            (tenant_id, kind),
+        ).fetchone()
+        n, total = (int(stats[0]), int(stats[1])) if stats else (0, 0)
+        weights = [
+            (term, max(math.log((n - min(f, n) + 0.5) / (min(f, n) + 0.5)), BM25_IDF_FLOOR))
+            for term, f in found
+        ]
+        if not require_all:
+            # as in SQLite: a word at the idf floor beside one that informs
+            # moves scores by ~1e-6 and costs most of the postings reads
+            weights = [w for w in weights if w[1] > BM25_IDF_FLOOR] or weights
+        having = "HAVING count(*) = %s" if require_all else ""
+        rows = conn.execute(
+            f"SELECT p.doc, sum(q.w * p.tf * {BM25_K1 + 1}::float8"
+            f" / (p.tf + {BM25_K1}::float8 * ({1 - BM25_B}::float8 + {BM25_B}::float8"
+            " * p.len / %s::float8))) AS s"
+            " FROM unnest(%s::bigint[], %s::float8[]) AS q(term, w)"
+            f" JOIN {_POSTINGS[kind]} p ON p.tenant_id = %s AND p.term = q.term"
+            f" GROUP BY p.doc {having} ORDER BY s DESC, p.doc LIMIT %s",
+            (
+                total / n if n else 1.0,
+                [w[0] for w in weights],
+                [w[1] for w in weights],
+                tenant_id,
+                *([len(found)] if require_all else []),
+                limit,
+            ),
+        ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def lexical(
+        self,
+        tenant_id: int,
+        terms: Sequence[str],
+        limit: int,
+        require_all: bool = False,
+        turns: bool = False,
+    ) -> list[tuple[int, float]]:
+        """BM25 hits ``(id, score)``, best first, over the tenant's memories
+        or, with ``turns``, its source turns. Outside a transaction the reads
+        share one snapshot (REPEATABLE READ), as SQLite's do."""
+        if not terms:
+            return []
+        kind = "t" if turns else "m"
+        try:
+            with self._reading() as conn:
+                if self._local.conn is conn:
+                    return self._bm25(conn, kind, tenant_id, terms, limit, require_all)
+                with conn.transaction():
+                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    return self._bm25(conn, kind, tenant_id, terms, limit, require_all)
+        except psycopg.Error as exc:
+            raise _wrap(exc) from None
+
+    # -- recall indexes -------------------------------------------------
+    def index_terms(self, row: MemoryRow, terms: str) -> None:
+        """Insert only a memory's full-text postings."""
+        self._post("m", row.tenant_id, row.id, terms)
+
+    def index(self, row: MemoryRow, terms: str, embedding: np.ndarray) -> None:
+        """Make a memory recallable: full-text postings and its vector row."""
+        self._require_tx()
+        vec = np.ascontiguousarray(embedding, dtype=np.float32)
+        self.index_terms(row, terms)
+        self._write(
+            "INSERT INTO memory_vectors(tenant_id, id, embedding) VALUES (%s, %s, %s)",
+            (row.tenant_id, row.id, vec),
+        )
+
+    def unindex(self, rows: Sequence[MemoryRow]) -> None:
+        """Remove memories from both recall indexes."""
+        self._require_tx()
+        for tenant_id in {r.tenant_id for r in rows}:
+            ids = [r.id for r in rows if r.tenant_id == tenant_id]
+            self._unpost("m", tenant_id, ids)
+            self._write(
+                "DELETE FROM memory_vectors WHERE tenant_id = %s AND id = ANY(%s)",
+                (tenant_id, ids),
+            )
+
+    def sync(self) -> None:
+        """Nothing to do: no in-process cache (every scan reads the table)."""
+
+    def vector(
+        self, tenant_id: int, query: np.ndarray, limit: int, *, synced: bool = False
+    ) -> list[tuple[int, float]]:
+        """Cosine-similarity hits ``(memory id, similarity)`` of the tenant,
+        best first (ties by id). Small tenants are scanned exactly; when the
+        planner takes the HNSW index, relaxed iterative scans keep filling
+        the tenant filter up to ``limit`` rows."""
+        if limit <= 0:
+            return []
+        q = np.ascontiguousarray(query, dtype=np.float32)
+        # The similarity is the dot product (SQLite's: vectors are unit
+        # length), so a zero vector scores 0 rather than NaN.
+        sql = (
+            "SELECT id, -(embedding <#> %s) FROM memory_vectors WHERE tenant_id = %s"
+            " ORDER BY embedding <=> %s LIMIT %s"
+        )
+        args = (q, tenant_id, q, limit)
+        try:
+            with self._reading() as conn:
+                if self._local.conn is conn:
+                    if not self._local.iterative:
+                        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                        self._local.iterative = True
+                    rows = conn.execute(sql, args).fetchall()
+                else:
+                    with conn.transaction():
+                        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                        rows = conn.execute(sql, args).fetchall()
+        except psycopg.Error as exc:
+            raise _wrap(exc) from None
+        # relaxed_order may return rows slightly out of order
+        hits = [(int(r[0]), float(r[1])) for r in rows]
+        hits.sort(key=lambda h: (-h[1], h[0]))
+        return hits
+
+    def embeddings(self, tenant_id: int, ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of those of ``ids`` that are indexed (active
+        memories of the tenant), by id, as float32; this thread's
+        transaction's own rows included."""
+        if not ids:
+            return {}
+        rows = self._rows(
+            "SELECT id, embedding FROM memory_vectors WHERE tenant_id = %s AND id = ANY(%s)",
+            (tenant_id, list(ids)),
+        )
+        return {int(r[0]): _array(r[1]) for r in rows}
+
+    # -- audit ----------------------------------------------------------
+    def audit_append(
+        self,
+        at: float,
+        tenant: str,
+        op: str,
+        detail: dict[str, Any],
+        refs: Sequence[str],
+        prev: str,
+        digest: str,
+    ) -> int:
+        """Append an audit row and index it under each ref; its seq."""
+        seq = self._write(
+            "INSERT INTO audit(at, tenant, op, detail, refs, prev, hash)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING seq",
+            (
+                at,
+                tenant,
+                op,
+                json.dumps(detail, sort_keys=True),
+                json.dumps(list(refs)),
+                prev,
+                digest,
+            ),
+        )[0][0]
+        if refs:
+            self._write(
+                "INSERT INTO audit_refs(ref, seq) SELECT unnest(%s::text[]), %s"
+                " ON CONFLICT DO NOTHING",
+                (list(dict.fromkeys(refs)), seq),
+            )
+        return int(seq)
+
+    def audit_last_hash(self) -> str | None:
+        """The hash of the newest audit row, or None for an empty log."""
+        return self._scalar("SELECT hash FROM audit ORDER BY seq DESC LIMIT 1")
+
+    def audit_rows(self, ref: str | None = None) -> Iterator[AuditRow]:
+        """Audit rows in sequence order, all or those indexed under ``ref``."""
+        cols = "a.seq, a.at, a.tenant, a.op, a.detail, a.refs, a.prev, a.hash"
+        if ref is None:
+            rows = self._rows(f"SELECT {cols} FROM audit a ORDER BY a.seq")
+        else:
+            rows = self._rows(
+                f"SELECT {cols} FROM audit_refs r JOIN audit a ON a.seq = r.seq"
+                " WHERE r.ref = %s ORDER BY a.seq",
+                (ref,),
+            )
+        for r in rows:
+            yield AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), r[6], r[7])
+
+    def rewrite_audit(self, rows: Sequence[AuditRow]) -> None:
+        """Replace the tenant, prev and hash of audit rows (an upgrade
+        re-chaining the log; inside its transaction)."""
+        self._require_tx()
+        for r in rows:
+            self._write(
+                "UPDATE audit SET tenant = %s, prev = %s, hash = %s WHERE seq = %s",
+                (r.tenant, r.prev, r.hash, r.seq),
+            )
+
+    def set_tenant_handles(self, handles: dict[int, str]) -> None:
+        """Give tenants their audit handles (an upgrade; inside its transaction)."""
+        self._require_tx()
+        for tid, handle in handles.items():
+            self._write("UPDATE tenants SET handle = %s WHERE id = %s", (handle, tid))
+
+    def tenant_keys(self) -> dict[int, str]:
+        """Every tenant id with its key (for upgrades)."""
+        return {r[0]: r[1] for r in self._rows("SELECT id, key FROM tenants")}
+
+    # -- API keys (the REST service) -------------------------------------
+    # As in SQLite: made by the first server that opens the store; a key is
+    # kept only as its SHA-256 digest, and a revoked key's row is deleted.
+    def api_keys_init(self) -> None:
+        """Create the API key table if the store has none yet."""
+        if self._scalar("SELECT to_regclass('api_keys')") is not None:
+            return
+        with self.transaction():
+            self._write(_API_KEYS)
+
+    def api_key_add(self, key_id: str, digest: bytes, tenant: str, at: float) -> None:
+        """Store a key's digest for a tenant key (``user:…`` or ``agent:…``)."""
+        with self.transaction():
+            self._write(
+                "INSERT INTO api_keys VALUES (%s, %s, %s, %s)", (key_id, digest, tenant, at)
+            )
+
+    def api_key_tenant(self, digest: bytes) -> str | None:
+        """The tenant key a key digest belongs to, or None."""
+        return self._scalar("SELECT tenant FROM api_keys WHERE digest = %s", (digest,))
+
+    def api_key_list(self) -> list[tuple[str, str, float]]:
+        """Every key's (id, tenant key, created_at), oldest first; never a digest."""
+        return [
+            (r[0], r[1], r[2])
+            for r in self._rows("SELECT id, tenant, created_at FROM api_keys ORDER BY created_at")
+        ]
+
+    def api_key_revoke(self, key_id: str) -> bool:
+        """Delete a key; False when no key has that id."""
+        with self.transaction():
+            found = self._write("DELETE FROM api_keys WHERE id = %s RETURNING 1", (key_id,))
+        return bool(found)
+
+    # -- migration (``storage.migrate``) ----------------------------------
+    def set_secret_key(self, key: bytes) -> None:
+        """Replace the term-digest key (inside a transaction)."""
+        self._require_tx()
+        self._write("UPDATE secrets SET value = %s WHERE name = 'store_key'", (key,))
+
+    def put_turn(self, tenant_id: int, turn: TurnRow) -> TurnRow:
+        """Insert a turn as given (uid, time, metadata); a new id."""
+        tid = self._write(
+            "INSERT INTO turns(tenant_id, uid, role, text, session_id, at, metadata)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (
+                tenant_id,
+                turn.uid,
+                turn.role,
+                turn.text,
+                turn.session_id,
+                turn.at,
+                json.dumps(turn.metadata),
+            ),
+        )[0][0]
+        self._local.touched.add(tenant_id)
+        return replace(turn, id=tid, tenant_id=tenant_id)
+
+    def put_memory(self, tenant_id: int, row: MemoryRow, sources: Sequence[int]) -> MemoryRow:
+        """Insert a memory as given (uid, state, times) with its provenance
+        edges; a new id, no successor link yet, not indexed."""
+        mid = self._write(
+            "INSERT INTO memories(tenant_id, uid, agent_id, run_id, text, kind, state,"
+            " created_at, updated_at, expires_at, metadata)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (
+                tenant_id,
+                row.uid,
+                row.agent_id,
+                row.run_id,
+                row.text,
+                row.kind,
+                row.state,
+                row.created_at,
+                row.updated_at,
+                row.expires_at,
+                json.dumps(row.metadata),
+            ),
+        )[0][0]
+        if sources:
+            self._write(
+                "INSERT INTO provenance(tenant_id, memory_id, turn_id)"
+                " SELECT %s, %s, unnest(%s::bigint[]) ON CONFLICT DO NOTHING",
+                (tenant_id, mid, list(dict.fromkeys(sources))),
+            )
+        self._local.touched.add(tenant_id)
+        return replace(row, id=mid, tenant_id=tenant_id, superseded_by=None)
+
+    def put_audit(self, rows: Sequence[AuditRow]) -> None:
+        """Insert audit rows verbatim, seq included, and their ref index
+        entries; the identity then goes on after the highest seq."""
+        self._require_tx()
+        if not rows:
+            return
+        self._write(
+            "INSERT INTO audit(seq, at, tenant, op, detail, refs, prev, hash)"
+            " OVERRIDING SYSTEM VALUE SELECT * FROM unnest(%s::bigint[], %s::float8[],"
+            " %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[])",
+            (
+                [r.seq for r in rows],
+                [r.at for r in rows],
+                [r.tenant for r in rows],
+                [r.op for r in rows],
+                [json.dumps(r.detail, sort_keys=True) for r in rows],
+                [json.dumps(list(r.refs)) for r in rows],
+                [r.prev for r in rows],
+                [r.hash for r in rows],
+            ),
+        )
+        refs = [(ref, r.seq) for r in rows for ref in r.refs]
+        if refs:
+            self._write(
+                "INSERT INTO audit_refs(ref, seq) SELECT * FROM unnest(%s::text[], %s::bigint[])"
+                " ON CONFLICT DO NOTHING",
+                ([ref for ref, _ in refs], [seq for _, seq in refs]),
+            )
+        self._write(
+            "SELECT setval(pg_get_serial_sequence('audit', 'seq'), (SELECT max(seq) FROM audit))"
+        )
+
+    def api_key_rows(self) -> list[ApiKeyRow]:
+        """Every API key row with its digest, oldest first ([] when never served)."""
+        if self._scalar("SELECT to_regclass('api_keys')") is None:
+            return []
+        return [
+            (r[0], bytes(r[1]), r[2], r[3])
+            for r in self._rows(
+                "SELECT id, digest, tenant, created_at FROM api_keys ORDER BY created_at, id"
+            )
+        ]
+
+    def put_api_keys(self, rows: Sequence[ApiKeyRow]) -> None:
+        """Insert API key rows as given, making the table if needed."""
+        self._require_tx()
+        if not rows:
+            return
+        self.api_keys_init()
+        self._write(
+            "INSERT INTO api_keys SELECT * FROM unnest(%s::text[], %s::bytea[], %s::text[],"
+            " %s::float8[])",
+            tuple([r[i] for r in rows] for i in range(4)),
+        )
+
+
+def peek(url: str) -> StoreInfo | None:
+    """A read-only look at a database, without creating anything in it:
+    None when it has no tables yet (a new store may be made there), else
+    its meta, pending upgrades (none: one layout) and whether it holds
+    anything. A database with tables unrecall did not make raises
+    ``NotAStore``; one that cannot be reached, ``StoreError``."""
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot connect to the database ({type(exc).__name__})") from None
+    try:
+        with conn.transaction():
+            conn.execute("SET TRANSACTION READ ONLY")
+            tables = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables"
+                    " WHERE table_schema = current_schema()"
+                )
+            }
+            if not tables:
+                return None
+            if not tables >= _OWN_TABLES:
+                raise NotAStore(_FOREIGN)
+            meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+            held = " OR ".join(
+                f"EXISTS (SELECT 1 FROM {t})"
+                for t in ("tenants", "audit", "api_keys")
+                if t in tables
+            )
+            empty = not conn.execute(f"SELECT {held}").fetchone()[0]
+    except psycopg.Error as exc:
+        raise _wrap(exc) from None
+    finally:
+        conn.close()
+    return StoreInfo(meta, [], empty)
