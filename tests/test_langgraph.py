@@ -177,8 +177,8 @@ def test_a_user_never_sees_another_users_items(store: UnrecallStore) -> None:
         store.list_namespaces(suffix=("m",))
 
 
-def test_user_index_picks_the_tenant(tmp_path: Path) -> None:
-    with Memory(tmp_path / "t.db", embedder="hashing") as mem:
+def test_user_index_picks_the_tenant(store_location: str) -> None:
+    with Memory(store_location, embedder="hashing") as mem:
         s = UnrecallStore(mem, user_index=1)
         s.put(("memories", "carol"), "k", {"text": "Carol plays the cello."})
         assert [m.metadata["langgraph_namespace"] for m in mem.get_all(user_id="carol")] == [

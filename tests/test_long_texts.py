@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import verified_clean
 
 from unrecall import Memory
 from unrecall.errors import InvalidInput
@@ -59,8 +60,8 @@ def journal(chars: int, seed: int = 12) -> str:
 
 
 @pytest.fixture
-def long_mem(tmp_path: Path) -> Iterator[Memory]:
-    with Memory(tmp_path / "long.db", embedder="hashing", max_text_chars=LONG + 1_000) as m:
+def long_mem(store_location: str) -> Iterator[Memory]:
+    with Memory(store_location, embedder="hashing", max_text_chars=LONG + 1_000) as m:
         yield m
 
 
@@ -103,7 +104,7 @@ def test_a_phrase_near_the_end_is_purged_everywhere(long_mem: Memory) -> None:
     assert NEEDLE_END not in {m.text for m in left}
     (turn,) = long_mem.export(user_id="u")["turns"]
     assert "heron" not in turn["text"] and NEEDLE_MIDDLE in turn["text"]
-    assert long_mem.verify_erased(["heron tattoo", "Verolin"]).clean
+    assert verified_clean(long_mem, ["heron tattoo", "Verolin"])
     assert long_mem.search("Marisol kayak marina", user_id="u", k=1)[0].text == NEEDLE_MIDDLE
 
 
@@ -113,17 +114,17 @@ def test_deleting_the_long_source_turn_takes_every_memory(long_mem: Memory) -> N
     gone = long_mem.delete(turn, user_id="u")
     assert sorted(gone.ids) == sorted(report.ids)
     assert long_mem.get_all(user_id="u") == []
-    assert long_mem.verify_erased(["Marisol", "quince"]).clean
+    assert verified_clean(long_mem, ["Marisol", "quince"])
 
 
-def test_a_fact_of_a_long_text_is_forgotten(tmp_path: Path) -> None:
+def test_a_fact_of_a_long_text_is_forgotten(store_location: str) -> None:
     text = journal(60_000)
-    with Memory(tmp_path / "f.db", embedder="hashing", max_text_chars=len(text)) as mem:
+    with Memory(store_location, embedder="hashing", max_text_chars=len(text)) as mem:
         mem.add(text, user_id="u")
         report = mem.forget("forget that Verolin Quastry has a heron tattoo", user_id="u")
         assert report.turns_removed == 1
         assert mem.get_all(user_id="u") == []  # the one source turn goes with closure
-        assert mem.verify_erased(["heron tattoo"]).clean
+        assert verified_clean(mem, ["heron tattoo"])
 
 
 def test_a_long_unpunctuated_message_is_stored_not_taken_for_a_request(

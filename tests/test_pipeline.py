@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from helpers import verified_clean
 
 from unrecall import Memory
 from unrecall.pipeline import resolve
@@ -87,8 +88,8 @@ def test_parts_split_the_request_so_its_fact_stands_alone() -> None:
     assert any(p.startswith("about dean") for p in pieces)
 
 
-def test_signals_have_one_row_per_candidate(tmp_path) -> None:
-    with Memory(tmp_path / "s.db", embedder="hashing") as mem:
+def test_signals_have_one_row_per_candidate(store_location: str) -> None:
+    with Memory(store_location, embedder="hashing") as mem:
         _chat(mem, "yard gate is 5820 then hash", "the office door is 3197")
         tenant = mem._existing(U, None, None)
         rows, x = resolve.candidates(
@@ -98,8 +99,8 @@ def test_signals_have_one_row_per_candidate(tmp_path) -> None:
     assert np.isfinite(x).all()
 
 
-def test_a_described_fact_resolves_to_the_memory_that_holds_it(tmp_path) -> None:
-    with Memory(tmp_path / "s.db") as mem:
+def test_a_described_fact_resolves_to_the_memory_that_holds_it(store_location: str) -> None:
+    with Memory(store_location) as mem:
         _chat(
             mem,
             "my landlord is Mr Okafor and the rent is 1,250 a month",
@@ -143,8 +144,8 @@ def test_plan_picks_a_strategy_per_request() -> None:
 
 
 # -- end to end, with erasure ------------------------------------------------
-def test_a_described_request_in_the_chat_forgets_and_erases(tmp_path) -> None:
-    with Memory(tmp_path / "s.db") as mem:
+def test_a_described_request_in_the_chat_forgets_and_erases(store_location: str) -> None:
+    with Memory(store_location) as mem:
         _chat(
             mem,
             "my cardiologist put me on bisoprolol for the arrhythmia",
@@ -157,17 +158,17 @@ def test_a_described_request_in_the_chat_forgets_and_erases(tmp_path) -> None:
         assert done.reader == "learned" and done.strategy in ("described", "literal")
         assert not any("bisoprolol" in t for t in _texts(mem))
         assert any("kitchen" in t for t in _texts(mem))
-        assert mem.verify_erased(["bisoprolol"]).clean
+        assert verified_clean(mem, ["bisoprolol"])
 
 
 @pytest.mark.parametrize(
     "said",
     ["Please forget that I drive a blue Fiat Panda.", "please forget that I live in Porto"],
 )
-def test_forget_that_a_clause_is_a_deletion_not_a_new_value(tmp_path, said: str) -> None:
+def test_forget_that_a_clause_is_a_deletion_not_a_new_value(store_location: str, said: str) -> None:
     # The rules read "forget" as a correction marker and "I live in X" as a
     # change, and stored the request as the new value: the fact stayed.
-    with Memory(tmp_path / "s.db") as mem:
+    with Memory(store_location) as mem:
         _chat(mem, "I drive a blue Fiat Panda to work.", "I live in Porto.", "I like jazz.")
         [report] = _chat(mem, said, at=1_700_001_000.0)
         [done] = report.requests
@@ -175,11 +176,11 @@ def test_forget_that_a_clause_is_a_deletion_not_a_new_value(tmp_path, said: str)
         gone = "Fiat Panda" if "Fiat" in said else "Porto"
         assert not any(gone in t for t in _texts(mem))
         assert any("jazz" in t for t in _texts(mem))
-        assert mem.verify_erased([gone]).clean
+        assert verified_clean(mem, [gone])
 
 
-def test_a_real_correction_is_still_a_replacement(tmp_path) -> None:
-    with Memory(tmp_path / "s.db") as mem:
+def test_a_real_correction_is_still_a_replacement(store_location: str) -> None:
+    with Memory(store_location) as mem:
         _chat(mem, "I live in Porto.")
         [report] = _chat(mem, "actually I live in Lisbon now", at=1_700_001_000.0)
         [done] = report.requests
@@ -221,7 +222,7 @@ STORY = (
 REQUEST = "can you delete what I told you about my heart pills"
 
 
-def test_the_interpreter_decides_when_its_answer_checks_out(tmp_path, endpoint) -> None:
+def test_the_interpreter_decides_when_its_answer_checks_out(store_location: str, endpoint) -> None:
     fake, url = endpoint
     fake.reply = lambda p: json.dumps(
         {
@@ -231,7 +232,7 @@ def test_the_interpreter_decides_when_its_answer_checks_out(tmp_path, endpoint) 
             "new_value": None,
         }
     )  # an odd choice, but a valid one: the interpreter decides
-    with Memory(tmp_path / "s.db", interpreter=Interpreter(url, "m")) as mem:
+    with Memory(store_location, interpreter=Interpreter(url, "m")) as mem:
         _chat(mem, *STORY)
         [report] = _chat(mem, REQUEST, at=1_700_001_000.0)
         assert report.requests[0].reader == "interpreter"
@@ -243,55 +244,57 @@ def test_the_interpreter_decides_when_its_answer_checks_out(tmp_path, endpoint) 
 @pytest.mark.parametrize(
     "answer", ["garbage", '{"request": true, "kind": "factual", "targets": [99]}']
 )
-def test_a_bad_answer_falls_back_to_the_default_reader(tmp_path, endpoint, answer) -> None:
+def test_a_bad_answer_falls_back_to_the_default_reader(
+    store_location: str, endpoint, answer
+) -> None:
     fake, url = endpoint
     fake.reply = lambda p: answer
-    with Memory(tmp_path / "s.db", interpreter=Interpreter(url, "m")) as mem:
+    with Memory(store_location, interpreter=Interpreter(url, "m")) as mem:
         _chat(mem, *STORY)
         [report] = _chat(mem, REQUEST, at=1_700_001_000.0)
         assert report.requests[0].reader == "learned"
         assert any("kitchen" in t for t in _texts(mem))
 
 
-def test_an_unreachable_interpreter_falls_back(tmp_path) -> None:
+def test_an_unreachable_interpreter_falls_back(store_location: str) -> None:
     with Memory(
-        tmp_path / "s.db", interpreter=Interpreter("http://127.0.0.1:9/v1", "m", timeout=2)
+        store_location, interpreter=Interpreter("http://127.0.0.1:9/v1", "m", timeout=2)
     ) as mem:
         _chat(mem, *STORY)
         [report] = _chat(mem, REQUEST, at=1_700_001_000.0)
         assert report.requests[0].reader == "learned"
 
 
-def test_the_interpreter_may_find_the_turn_is_no_request(tmp_path, endpoint) -> None:
+def test_the_interpreter_may_find_the_turn_is_no_request(store_location: str, endpoint) -> None:
     fake, url = endpoint
     fake.reply = lambda p: '{"request": false}'
-    with Memory(tmp_path / "s.db", interpreter=Interpreter(url, "m")) as mem:
+    with Memory(store_location, interpreter=Interpreter(url, "m")) as mem:
         _chat(mem, *STORY)
         [report] = _chat(mem, REQUEST, at=1_700_001_000.0)
         assert report.requests == []
         assert any(REQUEST in t for t in _texts(mem))  # stored as said
 
 
-def test_memory_refuses_something_else_as_interpreter(tmp_path) -> None:
+def test_memory_refuses_something_else_as_interpreter(store_location: str) -> None:
     from unrecall.errors import InvalidInput
 
     with pytest.raises(InvalidInput):
-        Memory(tmp_path / "s.db", interpreter="http://127.0.0.1:1/v1")  # type: ignore[arg-type]
+        Memory(store_location, interpreter="http://127.0.0.1:1/v1")  # type: ignore[arg-type]
 
 
 # -- forget is the trail cut -------------------------------------------------
-def test_forget_is_the_trail_strategy(tmp_path) -> None:
+def test_forget_is_the_trail_strategy(store_location: str) -> None:
     from test_trails import REQUEST, episode
     from test_trails import U as TU
 
-    with Memory(tmp_path / "s.db") as mem:
+    with Memory(store_location) as mem:
         episode(mem)
         report = mem.forget(REQUEST, user_id=TU)
     assert report.strategy == "trail" and report.kind == "trail" and report.reader == "caller"
 
 
-def test_a_new_number_said_in_passing_replaces_only_the_old_one(tmp_path) -> None:
-    with Memory(tmp_path / "s.db") as mem:
+def test_a_new_number_said_in_passing_replaces_only_the_old_one(store_location: str) -> None:
+    with Memory(store_location) as mem:
         _chat(
             mem,
             "put my mobile 07911 562334 on the flyer and say dean runs the forklift refresher",
@@ -304,7 +307,7 @@ def test_a_new_number_said_in_passing_replaces_only_the_old_one(tmp_path) -> Non
         assert done.strategy == "replacement" and done.rewritten
         held = " ".join(_texts(mem))
         assert "07911 562334" not in held and "forklift" in held and "07723 418906" in held
-        assert mem.verify_erased(["07911 562334"]).clean
+        assert verified_clean(mem, ["07911 562334"])
 
 
 def test_the_benchmark_guard_lets_only_the_named_loopback_server_through(endpoint) -> None:
