@@ -248,3 +248,25 @@ def test_an_upgrade_shows_its_progress(
         capsys, "get-all", "--db", str(path), "--user", "u0", "--embedder", "hashing"
     )
     assert status == 0 and "upgrading the full-text index" in err
+
+
+def test_a_foreign_database_url_is_refused_without_printing_its_password(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import BACKENDS, new_postgres_url
+
+    if "postgres" not in BACKENDS:
+        pytest.skip("PostgreSQL is not among $UNRECALL_TEST_BACKENDS")
+    import psycopg
+
+    url = new_postgres_url(request.getfixturevalue("postgres_server"))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE people(name text)")
+    # the test server trusts local connections, so any password gets in
+    assert ":@" in url
+    url = url.replace(":@", ":hunter2secret@", 1)
+    scope = ["--db", url, "--user", "ana", "--embedder", "hashing"]
+    status, out, err = run(capsys, "get-all", *scope)
+    assert status == 2 and out == ""
+    assert err.startswith("error: the database is not an unrecall store (")
+    assert "hunter2secret" not in err

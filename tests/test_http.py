@@ -36,7 +36,9 @@ def free_port() -> int:
 class Server:
     """An ``unrecall serve`` subprocess whose stdout and stderr go to files."""
 
-    def __init__(self, folder: Path, *, workers: int = 1, admin: bool = True) -> None:
+    def __init__(
+        self, folder: Path, *, workers: int = 1, admin: bool = True, db: str | None = None
+    ) -> None:
         self.folder = folder
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -46,7 +48,7 @@ class Server:
             "unrecall.interfaces.cli",
             "serve",
             "--db",
-            str(folder / "store.db"),
+            db or str(folder / "store.db"),
             "--embedder",
             "hashing",
             "--port",
@@ -373,8 +375,8 @@ def test_one_tenant_never_reaches_another(
     assert ok(server.post("/v1/memories/list", t["b_key"]))["memories"] == t["b_before"]
 
 
-def test_two_workers_keep_every_acknowledged_write(tmp_path: Path) -> None:
-    srv = Server(tmp_path, workers=2, admin=False)
+def test_two_workers_keep_every_acknowledged_write(tmp_path: Path, store_location: str) -> None:
+    srv = Server(tmp_path, workers=2, admin=False, db=store_location)
     try:
         # no admin key configured: the admin endpoints answer 403
         assert srv.get("/v1/admin/keys", "anything").status_code == 403
@@ -382,7 +384,7 @@ def test_two_workers_keep_every_acknowledged_write(tmp_path: Path) -> None:
         from unrecall import Memory
         from unrecall.interfaces.keys import KeyStore, Tenant
 
-        with Memory(tmp_path / "store.db", embedder="hashing") as mem:
+        with Memory(store_location, embedder="hashing") as mem:
             keys = [KeyStore(mem.storage).create(Tenant(f"w{i}", None))[1] for i in range(4)]
         acked: list[tuple[str, str, str]] = []
         failures: list[str] = []

@@ -357,6 +357,8 @@ def _not_a_store(args: argparse.Namespace, reason: str) -> int:
     The path is the user's own, named back to them on their terminal (the
     library's errors leave it out: they may end up in someone else's logs)."""
     where = args.db or default_path()
+    if isinstance(where, str) and "://" in where:
+        where = "the database"  # a URL may hold a password: never printed
     print(f"error: {where} is not an unrecall store ({reason})", file=sys.stderr)
     return 2
 

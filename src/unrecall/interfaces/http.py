@@ -41,6 +41,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+from unrecall.errors import InvalidInput
+from unrecall.validation import check_store
+
 DEFAULT_PORT = 8420
 DEFAULT_MAX_BODY = 1 << 20  # 1 MiB
 MIN_ADMIN_KEY = 16
@@ -92,7 +95,7 @@ class Config:
         db = env.get("UNRECALL_DB")
         if not db:
             raise SystemExit("unrecall serve: set UNRECALL_DB (or give --db)")
-        self.db = Path(db)
+        self.db: Path | str = check_store(db)  # a PostgreSQL URL stays a URL
         self.embedder = env.get("UNRECALL_EMBEDDER", "minilm")
         self.max_body = int(env.get("UNRECALL_MAX_BODY", DEFAULT_MAX_BODY))
         self.admin_key = read_admin_key(env.get("UNRECALL_ADMIN_KEY_FILE"), env)
@@ -222,7 +225,7 @@ def create_app(config: Config | None = None) -> Any:
     from starlette.exceptions import HTTPException
 
     from unrecall.async_memory import AsyncMemory
-    from unrecall.errors import InvalidInput, NotFound, StoreBusy, StoreError
+    from unrecall.errors import NotFound, StoreBusy, StoreError
     from unrecall.interfaces import http_models as m
     from unrecall.interfaces.keys import KeyStore, Tenant, same_key
 
@@ -547,7 +550,12 @@ def run_cli(args: argparse.Namespace) -> int:
     if args.workers < 1 or args.max_body < 1:
         print("error: --workers and --max-body must be positive", file=sys.stderr)
         return 2
-    os.environ["UNRECALL_DB"] = str(Path(args.db).absolute())
+    try:
+        where = check_store(args.db)
+    except InvalidInput as exc:
+        print(f"error: --db: {exc}", file=sys.stderr)
+        return 2
+    os.environ["UNRECALL_DB"] = where if isinstance(where, str) else str(where.absolute())
     os.environ["UNRECALL_EMBEDDER"] = args.embedder
     os.environ["UNRECALL_MAX_BODY"] = str(args.max_body)
     if args.admin_key_file:
