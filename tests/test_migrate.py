@@ -44,7 +44,7 @@ T0 = 1_700_000_000.0  # turns said at a given time (an imported conversation)
 def _pg_url(request: pytest.FixtureRequest) -> str:
     if "postgres" not in BACKENDS:
         pytest.skip("PostgreSQL is not among $UNRECALL_TEST_BACKENDS")
-    return new_postgres_url(request.getfixturevalue("postgres_server"))
+    return new_postgres_url(request.getfixturevalue("postgres_server"), request)
 
 
 def _location(kind: str, request: pytest.FixtureRequest, path: Path) -> str:

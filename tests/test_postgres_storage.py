@@ -1,15 +1,17 @@
 """What is particular to the PostgreSQL backend: a server database shared by
 many store objects, someone else's database refused untouched, keys laid
-out for distribution by tenant, and erasure never claimed while the bytes
-remain. Everything else runs on both backends through the ``mem`` and
+out for distribution by tenant, and erasure claimed only when the server
+keeps no copy of the purged rows. Everything else runs on both backends through the ``mem`` and
 ``fast_mem`` fixtures."""
 
 from __future__ import annotations
 
+import time
+
 import psycopg
 import pytest
 from conftest import BACKENDS, new_postgres_url
-from helpers import erases, token
+from helpers import erases, raw_hits, token
 
 from unrecall import Memory, StoreError
 
@@ -31,7 +33,7 @@ def url(request: pytest.FixtureRequest) -> str:
     """An empty database (when PostgreSQL is among the tested backends)."""
     if "postgres" not in BACKENDS:
         pytest.skip("PostgreSQL is not among $UNRECALL_TEST_BACKENDS")
-    return new_postgres_url(request.getfixturevalue("postgres_server"))
+    return new_postgres_url(request.getfixturevalue("postgres_server"), request)
 
 
 def test_two_store_objects_on_one_database_see_each_others_commits(url: str) -> None:
@@ -83,7 +85,7 @@ def test_tenant_id_leads_every_key_of_a_tenants_tables(url: str) -> None:
 
 def test_a_report_never_claims_erasure_while_the_bytes_remain(fast_mem: Memory) -> None:
     # On both backends: either the purge says erased and a scan proves it,
-    # or it says not erased. PostgreSQL says not erased (issue 16, part 3).
+    # or it says not erased.
     secret = token()
     mid = fast_mem.add(f"my PIN is {secret}", user_id="u").ids[0]
     report = fast_mem.purge(mid, user_id="u")
@@ -91,3 +93,61 @@ def test_a_report_never_claims_erasure_while_the_bytes_remain(fast_mem: Memory) 
     if report.erased:
         assert fast_mem.verify_erased([secret]).clean
     assert fast_mem.search(secret, user_id="u", mode="lexical") == []
+
+
+def _set_server(server: object, **settings: str) -> None:
+    """ALTER SYSTEM and reload, then wait until a new session sees it (a
+    reload reaches the server's processes asynchronously)."""
+    uri = server.get_uri()  # type: ignore[attr-defined]
+    with psycopg.connect(uri, autocommit=True) as conn:
+        for name, value in settings.items():
+            conn.execute(f"ALTER SYSTEM SET {name} = {value}")
+        conn.execute("SELECT pg_reload_conf()")
+    for _ in range(200):
+        with psycopg.connect(uri) as conn:
+            if all(conn.execute(f"SHOW {n}").fetchone()[0] == v for n, v in settings.items()):  # type: ignore[index]
+                return
+        time.sleep(0.01)
+    raise AssertionError(f"the server did not take {settings}")
+
+
+def test_a_server_that_keeps_wal_gets_no_erasure_claim(url: str, postgres_server: object) -> None:
+    server = postgres_server
+    with Memory(url, embedder="hashing") as mem:
+        assert mem.storage.erasure_gaps() == []
+        _set_server(server, wal_recycle="on")
+        try:
+            secret = token()
+            mem.add(f"my PIN is {secret}", user_id="u")
+            report = mem.purge(secret, user_id="u")
+            assert report.erased is False
+            assert [g.split()[0] for g in mem.storage.erasure_gaps()] == ["wal_recycle"]
+        finally:
+            _set_server(server, wal_recycle="off")
+        # a replication slot holds WAL back, whatever the settings say
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SELECT pg_create_physical_replication_slot('unrecall_test', true)")
+        try:
+            assert any("replication slot" in g for g in mem.storage.erasure_gaps())
+            assert mem.storage.erase() is False
+        finally:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("SELECT pg_drop_replication_slot('unrecall_test')")
+        assert mem.storage.erase() is True
+
+
+def test_a_snapshot_older_than_the_purge_holds_the_claim_back(url: str) -> None:
+    with Memory(url, embedder="hashing") as mem:
+        secret = token()
+        mem.add(f"my PIN is {secret}", user_id="u")
+        with psycopg.connect(url) as reader:
+            # a repeatable-read transaction that began before the purge may
+            # still read the row, so VACUUM FULL copies it into the new file
+            reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            reader.execute("SELECT count(*) FROM memories").fetchone()
+            report = mem.purge(secret, user_id="u")
+            assert report.erased is False
+            assert raw_hits(mem, secret) > 0
+            reader.rollback()
+        assert mem.storage.erase() is True
+        assert mem.verify_erased([secret]).clean

@@ -24,10 +24,18 @@ first, so writers of every process queue like SQLite's ``BEGIN IMMEDIATE``
 and never meet a serialization failure; a wait past ``busy_timeout`` raises
 ``StoreBusy``.
 
-Erasure (first slice, honest): deleted rows are dead tuples until VACUUM,
-and the WAL keeps inserted text until its segments are recycled, which this
-process cannot force. ``erase()`` vacuums and checkpoints but returns False:
-the store does not claim full erasure (crypto-shredding comes later).
+Erasure: a DELETE leaves the row's bytes in its heap and index pages
+(a plain VACUUM frees them but does not zero them; pgvector's HNSW only
+marks an element deleted), and the WAL holds every inserted row and
+full-page image until its segments are removed. So after a forget,
+``erase()`` rewrites the content tables (VACUUM FULL: new files holding the
+live rows only; the old ones are unlinked), then switches and checkpoints
+the WAL twice, so the segments that held the deleted rows are removed.
+It returns True only when the server keeps no copy elsewhere
+(``server_erasure_gaps``: WAL removed rather than recycled, no archiving,
+no kept segments, no replication slot) and no other session's snapshot
+could have kept a deleted row alive through the rewrite. Columns that hold
+content are never sampled into ``pg_statistic`` (statistics target 0).
 """
 
 from __future__ import annotations
@@ -78,7 +86,8 @@ _MEMORY_COLS = (
 _TURN_COLS = "id, uid, tenant_id, role, text, session_id, at, metadata"
 _POSTINGS = {"m": "memory_terms", "t": "turn_terms"}
 _DF = {"m": "mdf", "t": "tdf"}
-# Tables that hold text, vectors or index rows: what erase() and compact() vacuum.
+# Tables whose rows a forget deletes or updates: what erase() and compact()
+# rewrite. (The audit log and meta only grow, and hold no content.)
 _CONTENT_TABLES = (
     "turns",
     "memories",
@@ -88,10 +97,18 @@ _CONTENT_TABLES = (
     "turn_terms",
     "term_stats",
     "memory_vectors",
-    "audit",
-    "audit_refs",
     "tenants",
 )
+# Columns whose values are (or are derived from) what a user said, or name
+# the user: never sampled by ANALYZE, whose most-common values and histograms
+# in pg_statistic would outlive a forget.
+_NO_STATISTICS = {
+    "tenants": ("key", "handle"),
+    "turns": ("text", "session_id", "metadata"),
+    "memories": ("text", "agent_id", "run_id", "metadata"),
+    "lexicon": ("digest",),
+    "memory_vectors": ("embedding",),
+}
 
 
 def _schema(dim: int) -> list[str]:
@@ -199,6 +216,11 @@ def _schema(dim: int) -> list[str]:
             PRIMARY KEY (tenant_id, id))""",
         "CREATE INDEX memory_vectors_hnsw ON memory_vectors"
         " USING hnsw (embedding vector_cosine_ops)",
+        *(
+            f"ALTER TABLE {table} ALTER COLUMN {column} SET STATISTICS 0"
+            for table, columns in _NO_STATISTICS.items()
+            for column in columns
+        ),
     ]
 
 
@@ -212,7 +234,8 @@ _FOREIGN = "a PostgreSQL database with tables unrecall did not make"
 
 _API_KEYS = (
     "CREATE TABLE IF NOT EXISTS api_keys(id text PRIMARY KEY, digest bytea NOT NULL UNIQUE,"
-    " tenant text NOT NULL, created_at double precision NOT NULL)"
+    " tenant text NOT NULL, created_at double precision NOT NULL)",
+    "ALTER TABLE api_keys ALTER COLUMN tenant SET STATISTICS 0",
 )
 
 
@@ -488,23 +511,85 @@ class PostgresStorage:
         return bytes(self._scalar("SELECT value FROM secrets WHERE name = 'store_key'"))
 
     def erase(self) -> bool:
-        """Run the ``on_erase`` hooks, then VACUUM the tables that hold text,
-        vectors and index rows and CHECKPOINT. Always False: the WAL keeps
-        inserted text until its segments recycle, so full erasure is not
-        claimed (inside a transaction nothing is vacuumed)."""
+        """Run the ``on_erase`` hooks, then push committed deletions out of
+        the server's files (``_rewrite``): True when nothing of them is left
+        in the data directory or the WAL, nor anywhere the server copies WAL
+        to. Inside a transaction, or when the rewrite cannot get a table's
+        lock within the busy timeout, nothing is rewritten or claimed
+        (False); the next ``erase()`` or ``compact()`` finishes the job."""
         for hook in self._erase_hooks:
             hook()
         if self.held() or self._closed:
             return False
         try:
             with self._pool.connection() as conn:
-                conn.execute(f"VACUUM {', '.join(_CONTENT_TABLES)}")
-                # needs superuser or pg_checkpoint; else the server's own checkpoints follow
-                with suppress(pgerrors.InsufficientPrivilege):
-                    conn.execute("CHECKPOINT")
+                return self._rewrite(conn)
+        except pgerrors.LockNotAvailable:
+            return False  # readers or writers of other processes held on
         except psycopg.Error as exc:
             raise _wrap(exc) from None
-        return False
+
+    def _rewrite(
+        self, conn: psycopg.Connection[Any], tick: Callable[[], None] | None = None
+    ) -> bool:
+        """VACUUM FULL every content table (new files with the live rows
+        only; a plain VACUUM frees dead rows' space without zeroing it), then
+        switch to a new WAL segment and checkpoint, twice, so the segments
+        that held the deleted rows and their page images are removed. True
+        when that left no copy: no ``erasure_gaps`` on the server, and no
+        other session of this database holding a snapshot from before the
+        rewrite began (VACUUM FULL keeps rows such a snapshot may still see)."""
+        begun = conn.execute(
+            "SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296)::text"
+        ).fetchone()[0]  # type: ignore[index]
+        tables = list(_CONTENT_TABLES)
+        if conn.execute("SELECT to_regclass('api_keys')").fetchone()[0] is not None:  # type: ignore[index]
+            tables.append("api_keys")
+        conn.execute(f"SET lock_timeout = {self._lock_ms}")
+        try:  # a lock wait past the busy timeout raises LockNotAvailable
+            for table in tables:
+                conn.execute(f"VACUUM FULL {table}")
+                if tick is not None:
+                    tick()
+        finally:
+            conn.execute("RESET lock_timeout")
+        try:
+            for _ in range(2):
+                conn.execute("SELECT pg_switch_wal()")
+                conn.execute("CHECKPOINT")
+        except pgerrors.InsufficientPrivilege:
+            return False  # the segments stay until the server's own checkpoints
+        older = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid() AND (age(backend_xmin) > age(%s::xid)"
+            " OR age(backend_xid) > age(%s::xid))",
+            (begun, begun),
+        ).fetchone()[0]  # type: ignore[index]
+        return not older and not self.erasure_gaps()
+
+    def erasure_gaps(self) -> list[str]:
+        """What about the server keeps WAL that ``erase()`` cannot remove:
+        each entry names a setting or a consumer, and what to change. Empty
+        when a forget can be erased for good (the server must remove WAL
+        segments rather than recycle them, and copy them nowhere)."""
+        settings = dict(
+            self._rows(
+                "SELECT name, setting FROM pg_settings WHERE name IN"
+                " ('wal_recycle', 'archive_mode', 'wal_keep_size')"
+            )
+        )
+        gaps = []
+        if settings.get("wal_recycle") != "off":
+            gaps.append("wal_recycle is on: recycled WAL segments keep old rows (set it off)")
+        if settings.get("archive_mode") != "off":
+            gaps.append("archive_mode is on: archived WAL keeps old rows")
+        if settings.get("wal_keep_size") != "0":
+            gaps.append("wal_keep_size is not 0: kept WAL segments hold old rows")
+        if self._scalar("SELECT count(*) FROM pg_replication_slots"):
+            gaps.append("a replication slot holds WAL back")
+        if self._scalar("SELECT count(*) FROM pg_stat_replication"):
+            gaps.append("a standby receives the WAL (its copy is not erased here)")
+        return gaps
 
     def on_erase(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` on every ``erase``."""
@@ -531,17 +616,14 @@ class PostgresStorage:
         return sorted(out)
 
     def compact(self, tick: Callable[[], None] | None = None) -> None:
-        """VACUUM FULL the tables that hold text, vectors and index rows,
-        giving their space back to the file system; ``tick`` is called
-        between tables."""
+        """The rewrite ``erase()`` runs (``_rewrite``): VACUUM FULL of the
+        content tables, giving their space back to the file system, and the
+        WAL pass; ``tick`` is called between tables."""
         if self.held():
             raise StoreError("compact cannot run inside a transaction")
         try:
             with self._pool.connection() as conn:
-                for table in _CONTENT_TABLES:
-                    conn.execute(f"VACUUM FULL {table}")
-                    if tick is not None:
-                        tick()
+                self._rewrite(conn, tick)
         except psycopg.Error as exc:
             raise _wrap(exc) from None
 
@@ -1160,7 +1242,8 @@ class PostgresStorage:
         if self._scalar("SELECT to_regclass('api_keys')") is not None:
             return
         with self.transaction():
-            self._write(_API_KEYS)
+            for stmt in _API_KEYS:
+                self._write(stmt)
 
     def api_key_add(self, key_id: str, digest: bytes, tenant: str, at: float) -> None:
         """Store a key's digest for a tenant key (``user:…`` or ``agent:…``)."""
