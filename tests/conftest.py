@@ -67,14 +67,18 @@ def new_postgres_url(server: Any, request: pytest.FixtureRequest | None = None) 
     name = f"t{os.getpid()}_{next(_databases)}"
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
+    url = str(server.get_uri(database=name))
     if request is not None:
-        request.addfinalizer(lambda: _drop_database(server, name))
-    return str(server.get_uri(database=name))
+        request.addfinalizer(lambda: drop_database(server, url))
+    return url
 
 
-def _drop_database(server: Any, name: str) -> None:
+def drop_database(server: Any, url: str) -> None:
+    """Drop the database of ``url`` (made by ``new_postgres_url``), closing
+    any connection still on it."""
     import psycopg
 
+    name = url.split("?", 1)[0].rsplit("/", 1)[1]
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 

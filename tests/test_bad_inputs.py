@@ -42,9 +42,22 @@ class Ctx:
     b_turn: str
 
 
+def nothing_made(store: str) -> bool:
+    """No store was made at ``store``: no file, or a database still empty."""
+    if "://" not in store:
+        return not Path(store).exists()
+    import psycopg
+
+    with psycopg.connect(store, autocommit=True) as conn:
+        count = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+        ).fetchone()
+    return count is not None and count[0] == 0
+
+
 @pytest.fixture
-def ctx(tmp_path: Path) -> Iterator[Ctx]:
-    with Memory(tmp_path / "bad.db", embedder="hashing") as mem:
+def ctx(store_location: str) -> Iterator[Ctx]:
+    with Memory(store_location, embedder="hashing") as mem:
         rep = mem.add("alpha tenant likes green tea", user_id="a")
         released = mem.add("alpha one-time code 5521", user_id="a").ids[0]
         mem.release(released, user_id="a")
@@ -137,9 +150,9 @@ def test_surrogate_and_nul_messages_give_the_position(ctx: Ctx) -> None:
     assert "1000000" in msg and "32000" in msg
 
 
-def test_a_store_can_allow_long_texts(tmp_path: Path) -> None:
+def test_a_store_can_allow_long_texts(store_location: str) -> None:
     long = "long " * 40_000  # 200 kB
-    with Memory(tmp_path / "long.db", embedder="hashing", max_text_chars=300_000) as mem:
+    with Memory(store_location, embedder="hashing", max_text_chars=300_000) as mem:
         mid = mem.add(long + " needle", user_id="u").ids[0]
         assert mem.get(mid, user_id="u").text == long + " needle"
         assert [h.id for h in mem.search("needle", user_id="u", mode="lexical")] == [mid]
@@ -363,6 +376,10 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
+# usefixtures("store_location") gives a test its backend parameter, whose
+# PostgreSQL run sqlite_only skips: these are about files, not stores.
+@pytest.mark.usefixtures("store_location")
+@pytest.mark.sqlite_only("a file that is not a SQLite database")
 def test_a_garbage_file_is_refused_untouched(tmp_path: Path) -> None:
     junk = tmp_path / "junk.bin"
     junk.write_bytes(bytes(range(256)) * 64)
@@ -384,6 +401,10 @@ def _foreign(path: Path, user_version: int = 0, wal: bool = False) -> None:
     db.close()
 
 
+@pytest.mark.usefixtures("store_location")
+@pytest.mark.sqlite_only(
+    "another program's SQLite file (PostgreSQL's: test_cli_polish, foreign database URL)"
+)
 @pytest.mark.parametrize(
     ("user_version", "wal"), [(0, False), (0, True), (1, False), (99, False)], ids=repr
 )
@@ -402,15 +423,18 @@ def test_a_foreign_sqlite_file_is_refused_untouched(
     db.close()
 
 
-def test_an_empty_file_becomes_a_store_and_a_store_reopens(tmp_path: Path) -> None:
-    path = tmp_path / "empty.db"
-    path.touch()
+def test_an_empty_file_becomes_a_store_and_a_store_reopens(store_location: str) -> None:
+    path = store_location  # a database URL is an empty database already
+    if "://" not in path:
+        Path(path).touch()
     with Memory(path, embedder="hashing") as mem:
         mid = mem.add("kept across opens", user_id="u").ids[0]
     with Memory(path, embedder="hashing") as mem:
         assert mem.get(mid, user_id="u").text == "kept across opens"
 
 
+@pytest.mark.usefixtures("store_location")
+@pytest.mark.sqlite_only("a store file's path through a regular file")
 def test_a_path_under_a_regular_file_is_a_store_error(tmp_path: Path) -> None:
     plain = tmp_path / "notes.txt"
     plain.write_text("private notes")
@@ -422,6 +446,8 @@ def test_a_path_under_a_regular_file_is_a_store_error(tmp_path: Path) -> None:
     assert plain.read_text() == "private notes"
 
 
+@pytest.mark.usefixtures("store_location")
+@pytest.mark.sqlite_only("a store file in a folder nobody may create")
 @pytest.mark.skipif(not Path("/sys").is_dir(), reason="no /sys")
 def test_a_path_nobody_may_create_is_a_store_error() -> None:
     # even root cannot make a folder in sysfs
@@ -444,6 +470,8 @@ def _permissions_hold() -> bool:
         return False
 
 
+@pytest.mark.usefixtures("store_location")
+@pytest.mark.sqlite_only("file permissions of the store's folder")
 @pytest.mark.skipif(not _permissions_hold(), reason="this process may write a read-only folder")
 def test_a_read_only_folder_is_a_store_error(tmp_path: Path) -> None:
     folder = tmp_path / "ro"
@@ -458,9 +486,10 @@ def test_a_read_only_folder_is_a_store_error(tmp_path: Path) -> None:
         folder.chmod(0o700)
 
 
+@pytest.mark.sqlite_only("file permissions of the store file")
 @pytest.mark.skipif(not _permissions_hold(), reason="this process may write a read-only file")
-def test_a_read_only_store_is_a_store_error(tmp_path: Path) -> None:
-    path = tmp_path / "ro.db"
+def test_a_read_only_store_is_a_store_error(store_location: str) -> None:
+    path = Path(store_location)
     with Memory(path, embedder="hashing") as mem:
         mem.add("fine", user_id="u")
     path.chmod(0o400)
@@ -493,11 +522,11 @@ class _Embedder:
     ],
     ids=repr,
 )
-def test_bad_embedders(tmp_path: Path, embedder: Any) -> None:
+def test_bad_embedders(store_location: str, embedder: Any) -> None:
     with pytest.raises(InvalidInput, match=r"(?i)embedder") as err:
-        Memory(tmp_path / "s.db", embedder=embedder)
+        Memory(store_location, embedder=embedder)
     assert "secret" not in str(err.value)
-    assert not (tmp_path / "s.db").exists()  # refused before any file is made
+    assert nothing_made(store_location)  # refused before any file or table is made
 
 
 # -- times: a sane range, checked at the boundary -----------------------------
@@ -655,10 +684,10 @@ def test_a_truthy_string_purge_does_not_hard_delete(ctx: Ctx) -> None:
 
 
 @pytest.mark.parametrize("limit", ["x", 0, -5, True, 1.5, None, [5]], ids=repr)
-def test_bad_max_text_chars(tmp_path: Path, limit: Any) -> None:
+def test_bad_max_text_chars(store_location: str, limit: Any) -> None:
     with pytest.raises(InvalidInput, match="max_text_chars must be a positive integer"):
-        Memory(tmp_path / "s.db", embedder="hashing", max_text_chars=limit)
-    assert not (tmp_path / "s.db").exists()  # refused before any file is made
+        Memory(store_location, embedder="hashing", max_text_chars=limit)
+    assert nothing_made(store_location)  # refused before any file or table is made
 
 
 # -- store paths ---------------------------------------------------------------

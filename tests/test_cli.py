@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from helpers import erases
 
+from unrecall import Memory
 from unrecall.interfaces.cli import main
 
 
@@ -17,8 +18,15 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> str:
-    return str(tmp_path / "cli.db")
+def db(store_location: str) -> str:
+    """The store's --db: a file path, or a database URL."""
+    return store_location
+
+
+def claims_erasure(db: str) -> bool:
+    """Whether the store at ``db`` claims physical erasure (``helpers.erases``)."""
+    with Memory(db) as mem:
+        return erases(mem)
 
 
 def test_add_search_purge_verify_roundtrip(db: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -31,9 +39,10 @@ def test_add_search_purge_verify_roundtrip(db: str, capsys: pytest.CaptureFixtur
     assert status == 0 and {h["text"] for h in json.loads(out)} >= {"My email is ana@corp.io"}
     status, out, _ = run(capsys, "purge", "ANA@corp.io", *common)
     report = json.loads(out)
-    assert report["ids"] == [mid] and report["erased"] is True
-    status, out, _ = run(capsys, "verify", "ana@corp.io", *common)
-    assert status == 0 and json.loads(out)["clean"] is True
+    assert report["ids"] == [mid] and report["erased"] is claims_erasure(db)
+    if report["erased"]:  # where erasure is claimed, the scan proves it
+        status, out, _ = run(capsys, "verify", "ana@corp.io", *common)
+        assert status == 0 and json.loads(out)["clean"] is True
     status, out, _ = run(capsys, "verify", "ana.b@corp.io", *common)
     assert status == 1  # the look-alike was kept, so the scan finds it
     status, out, _ = run(capsys, "history", mid, *common)

@@ -13,7 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import BACKENDS
+from helpers import erases, is_postgres
 
+from unrecall import Memory
 from unrecall.interfaces.cli import main
 from unrecall.progress import Progress, steps
 
@@ -31,8 +34,16 @@ def feed(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
 
 
 @pytest.fixture
-def common(tmp_path: Path) -> list[str]:
-    return ["--db", str(tmp_path / "cli.db"), "--user", "ana", "--embedder", "hashing"]
+def common(store_location: str) -> list[str]:
+    """--db (a file path or a database URL), the tenant and the embedder."""
+    return ["--db", store_location, "--user", "ana", "--embedder", "hashing"]
+
+
+def erased_from_disk(common: list[str]) -> str:
+    """What a forget's human report says of its erasure on ``common``'s store:
+    "yes" where the backend claims it (``helpers.erases``), else "PENDING"."""
+    with Memory(common[common.index("--db") + 1], embedder="hashing") as mem:
+        return "erased from disk: yes" if erases(mem) else "erased from disk: PENDING"
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -42,8 +53,8 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out == "unrecall 0.1.0\n"
 
 
-def test_add_dash_reads_the_text_from_stdin(tmp_path: Path) -> None:
-    db = str(tmp_path / "pipe.db")
+def test_add_dash_reads_the_text_from_stdin(tmp_path: Path, store_location: str) -> None:
+    db = store_location
     base = [sys.executable, "-m", "unrecall.interfaces.cli"]
     scope = ["--db", db, "--user", "ana", "--embedder", "hashing", "--json"]
     env = {**os.environ, "UNRECALL_DB": str(tmp_path / "unused.db")}
@@ -91,12 +102,14 @@ def test_chat_stores_then_forgets_and_never_prints_the_value(
     assert lines[0] == "1. stored: 1 memories"
     assert lines[1].startswith("2. stored")
     assert lines[2].startswith("3. forget request: kind ") and "strategy " in lines[2]
-    assert "memories removed" in lines[2] and "erased from disk: yes" in lines[2]
+    said = erased_from_disk(common)
+    assert "memories removed" in lines[2] and said in lines[2]
     assert "4471" not in out + err
     status, out, _ = run(capsys, "search", "locker code", *common, "--json")
     assert status == 0 and not any("4471" in h["text"] for h in json.loads(out))
-    status, out, _ = run(capsys, "verify", "4471", *common)
-    assert status == 0 and out.startswith("clean")
+    if said.endswith("yes"):  # where erasure is claimed, the scan proves it
+        status, out, _ = run(capsys, "verify", "4471", *common)
+        assert status == 0 and out.startswith("clean")
 
 
 def test_chat_json_is_one_report_per_turn_without_text(
@@ -112,10 +125,10 @@ def test_chat_json_is_one_report_per_turn_without_text(
 
 
 def test_chat_without_a_tenant_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    store_location: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     feed(monkeypatch, "my locker code is 4471\n")
-    status, out, err = run(capsys, "chat", "--db", str(tmp_path / "c.db"), "--embedder", "hashing")
+    status, out, err = run(capsys, "chat", "--db", store_location, "--embedder", "hashing")
     assert status == 2 and out == "" and "--user" in err and "4471" not in err
 
 
@@ -161,6 +174,12 @@ def _damage(kind: str, path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         db.close()
 
 
+# usefixtures("store_location") gives a test its backend parameter, whose
+# PostgreSQL run sqlite_only skips.
+@pytest.mark.usefixtures("store_location")
+@pytest.mark.sqlite_only(
+    "damaged and foreign SQLite files (a foreign database URL: the last test here)"
+)
 @pytest.mark.parametrize(
     "kind", ["text", "random", "truncated", "header-only", "damaged-pages", "foreign"]
 )
@@ -192,7 +211,7 @@ def test_operations_that_matched_nothing_say_so(
         status, out, err = run(capsys, argv[0], *common, *argv[1:])  # the last --user wins
         assert status == 0 and out == said and "erased" not in out, err
     status, out, _ = run(capsys, "purge", "red bicycle", *common)
-    assert out.startswith("purge: 1 memories") and "erased from disk: yes" in out
+    assert out.startswith("purge: 1 memories") and erased_from_disk(common) in out
 
 
 def test_progress_helper_shows_bars_unless_quiet(capsys: pytest.CaptureFixture[str]) -> None:
@@ -220,23 +239,36 @@ def test_bench_quiet_prints_no_progress(tmp_path: Path, capsys: pytest.CaptureFi
     assert "baseline adversarial" in loud and "1/1" in loud and "wrote " in loud
 
 
-def test_compact_gives_space_back_with_progress_unless_quiet(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], common: list[str]
-) -> None:
-    from unrecall import Memory
+# ``unrecall compact`` counts the bytes of ``storage.files()``, on PostgreSQL
+# every file of the server's data directory (all its databases and its WAL):
+# the store's own shrinking is lost in that, and the total may even grow.
 
-    with Memory(tmp_path / "cli.db", embedder="hashing") as mem:
+
+def test_compact_gives_space_back_with_progress_unless_quiet(
+    store_location: str, capsys: pytest.CaptureFixture[str], common: list[str]
+) -> None:
+    with Memory(store_location, embedder="hashing") as mem:
         for i in range(30):
             mem.add(f"Note {i}: " + "the orchard ledger says plums " * 40, user_id="ana")
+        full = mem.storage.size()
         mem.delete_all(user_id="ana")
+        rewrites = is_postgres(mem)
     status, out, err = run(capsys, "compact", *common)
     before, after = (int(x) for x in out.split(": ")[1].split(" bytes")[0].split(" -> "))
-    assert status == 0 and after < before
+    assert status == 0 and after < full
+    # SQLite gives the space back here; PostgreSQL's forget already rewrote
+    # the tables (its erasure), so the counts are the database's own, not the
+    # server's, and compact has nothing left to take
+    assert after < before if not rewrites else before < full
     assert "compacting the store" in err
     status, out, err = run(capsys, "compact", *common, "--quiet", "--json")
-    assert status == 0 and json.loads(out)["bytes_after"] <= after and err == ""
+    # (each PostgreSQL rewrite updates the tables' catalog rows: a few pages)
+    again = json.loads(out)["bytes_after"]
+    assert status == 0 and err == "" and again <= (after * 1.01 if rewrites else after)
 
 
+@pytest.mark.usefixtures("store_location")
+@pytest.mark.sqlite_only("a schema v3 SQLite file upgraded on open")
 def test_an_upgrade_shows_its_progress(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], common: list[str]
 ) -> None:
@@ -253,13 +285,13 @@ def test_an_upgrade_shows_its_progress(
 def test_a_foreign_database_url_is_refused_without_printing_its_password(
     request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from conftest import BACKENDS, new_postgres_url
+    from conftest import new_postgres_url
 
     if "postgres" not in BACKENDS:
         pytest.skip("PostgreSQL is not among $UNRECALL_TEST_BACKENDS")
     import psycopg
 
-    url = new_postgres_url(request.getfixturevalue("postgres_server"))
+    url = new_postgres_url(request.getfixturevalue("postgres_server"), request)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE TABLE people(name text)")
     # the test server trusts local connections, so any password gets in

@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 KILLED_BEFORE_CHECKPOINT = textwrap.dedent(
@@ -36,8 +38,11 @@ def on_disk(path: Path, probe: bytes) -> bool:
     )
 
 
-def test_opening_a_killed_store_erases_what_its_forget_committed(tmp_path: Path) -> None:
-    path = tmp_path / "killed.db"
+@pytest.mark.sqlite_only(
+    "a SIGKILL between a forget's commit and SQLite's checkpoint, and the -wal pages it leaves"
+)
+def test_opening_a_killed_store_erases_what_its_forget_committed(store_location: str) -> None:
+    path = Path(store_location)
     done = subprocess.run([sys.executable, "-c", KILLED_BEFORE_CHECKPOINT, str(path)])
     assert done.returncode == -9
     assert on_disk(path, b"zqkilledpin7731")  # the old pages are still in the files
@@ -49,8 +54,12 @@ def test_opening_a_killed_store_erases_what_its_forget_committed(tmp_path: Path)
         assert len(mem.get_all(user_id="u")) == 30
 
 
-def test_sigkill_at_random_moments_breaks_neither_atomicity_nor_erasure() -> None:
-    # bench/crash.py in small: 300 trials is the benchmark run.
+@pytest.mark.sqlite_only("bench/crash.py SIGKILLs writers of a SQLite file (it has no --backend)")
+def test_sigkill_at_random_moments_breaks_neither_atomicity_nor_erasure(
+    store_location: str,
+) -> None:
+    # bench/crash.py in small: 300 trials is the benchmark run. (store_location
+    # only gives this test its backend parameter: the script makes its own store.)
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "crash.py"), "--trials", "4", "--seed", "7"],
         capture_output=True,

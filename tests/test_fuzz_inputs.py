@@ -321,8 +321,8 @@ def check_refusal(err: UnrecallError) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[tuple[Memory, list[str]]]:
-    with Memory(tmp_path / "fuzz.db", embedder="hashing") as mem:
+def store(store_location: str) -> Iterator[tuple[Memory, list[str]]]:
+    with Memory(store_location, embedder="hashing") as mem:
         ids: list[str] = [UNKNOWN, UNKNOWN_TURN]
         seed(mem, ids)
         yield mem, ids
@@ -397,7 +397,9 @@ class FakeEmbedder:
         raise AssertionError("a refused embedder was used")
 
 
-def test_fuzz_constructor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fuzz_constructor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_location: str
+) -> None:
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)  # relative hostile paths land here
@@ -411,8 +413,11 @@ def test_fuzz_constructor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     db.close()
     plain = tmp_path / "notes.txt"
     plain.write_text("private notes")
-    existing = tmp_path / "existing.db"
-    Memory(existing, embedder="hashing").close()
+    # an existing store on the test's backend: a file (also as a Path), or a database
+    Memory(store_location, embedder="hashing").close()
+    existing: list[Any] = [store_location]
+    if "://" not in store_location:
+        existing.append(Path(store_location))
     guarded = {p: p.read_bytes() for p in (junk, foreign, plain)}
     fresh = (tmp_path / f"new{i}.db" for i in itertools.count())
     counts = {"ok": 0, "refused": 0}
@@ -420,7 +425,7 @@ def test_fuzz_constructor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     paths = st.one_of(
         st.builds(lambda: next(fresh)),
         st.builds(lambda: str(next(fresh))),
-        st.sampled_from([None, existing, str(existing)]),
+        st.sampled_from([None, *existing]),
         st.sampled_from([junk, foreign, plain, plain / "store.db", tmp_path, str(tmp_path) + "/"]),
         st.sampled_from(
             [
@@ -474,9 +479,12 @@ def test_fuzz_constructor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 # -- the command line --------------------------------------------------------------
 def test_fuzz_cli(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    store_location: str,
 ) -> None:
-    db = str(tmp_path / "cli.db")
+    db = store_location
     junk = tmp_path / "junk.bin"
     junk.write_bytes(b"\xff" * 4096)
     monkeypatch.chdir(tmp_path)

@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import is_postgres, verified_clean
 
+from unrecall import Memory as UnrecallMemory
 from unrecall.compat.mem0 import Memory, MemoryNotFound
 from unrecall.errors import InvalidInput, NotFound
 
@@ -27,8 +29,8 @@ ITEM_KEYS = {"id", "memory", "hash", "metadata", "created_at", "updated_at", "us
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Memory]:
-    m = Memory.from_config({"path": str(tmp_path / "m.db"), "embedder": "hashing"})
+def store(store_location: str) -> Iterator[Memory]:
+    m = Memory.from_config({"path": store_location, "embedder": "hashing"})
     yield m
     m.close()
 
@@ -42,11 +44,21 @@ def _check_item(item: dict, *, search: bool = False) -> None:
         assert isinstance(item["score"], float)
 
 
-def test_quickstart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+# unrecall.memory.default_path() makes $UNRECALL_DB a Path, which folds the
+# URL's "//": Memory() then opens a SQLite file under ./postgresql:/... instead.
+
+
+def test_quickstart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_location: str) -> None:
     # Mem0's OSS quickstart, unchanged but for the import; the default store
-    # is unrecall's default_path(), here pointed at tmp_path.
-    monkeypatch.setenv("UNRECALL_DB", str(tmp_path / "default.db"))
+    # is unrecall's default_path(), here pointed at this test's store.
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)  # a relative file the default store must not become
+    monkeypatch.setenv("UNRECALL_DB", store_location)
     m = Memory()
+    assert is_postgres(m.unrecall) == ("://" in store_location)
+    assert list(work.iterdir()) == []
+
     result = m.add(MOVIES, user_id="alice", metadata={"category": "movies"})
     assert result["results"] and all(r["event"] == "ADD" for r in result["results"])
     assert {"id", "memory", "event"} <= set(result["results"][0])
@@ -84,7 +96,8 @@ def test_quickstart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert m.get_all(user_id="bob") == {"results": []}
     assert m.unrecall.storage.tenant_keys() == {}
     m.close()
-    assert (tmp_path / "default.db").exists()
+    if "://" not in store_location:
+        assert Path(store_location).exists()
 
 
 def test_readme_chat_loop(store: Memory) -> None:
@@ -123,7 +136,7 @@ def test_forget_request_in_add_is_delete(store: Memory) -> None:
     assert "X9K4411Q" not in json.dumps(result)
     assert store.get(added[0]["id"]) is None
     assert store.get(kept["id"])["memory"] == "I work as a nurse in Leeds."
-    assert store.unrecall.verify_erased(["X9K4411Q"]).clean
+    assert verified_clean(store.unrecall, ["X9K4411Q"])
     assert store.history(added[0]["id"])[-1]["is_deleted"] is True
     assert "X9K4411Q" not in json.dumps(store.history(added[0]["id"]))
 
@@ -137,8 +150,11 @@ def test_infer_false_stores_requests_as_given(store: Memory) -> None:
     assert len(store.get_all(user_id="alice")["results"]) == 2
 
 
-def test_search_threshold(tmp_path: Path) -> None:
-    with Memory.from_config({"vector_store": {"config": {"path": str(tmp_path)}}}) as m:
+def test_search_threshold(store_location: str) -> None:
+    # Mem0's local vector stores take a directory, which holds the file; a
+    # database URL is taken as it is
+    where = store_location if "://" in store_location else str(Path(store_location).parent)
+    with Memory.from_config({"vector_store": {"config": {"path": where}}}) as m:
         m.add(MOVIES, user_id="alice")
         # nothing stored is about physics: the default threshold returns nothing
         assert m.search("quantum chromodynamics lecture schedule", user_id="alice") == {
@@ -152,20 +168,26 @@ def test_search_threshold(tmp_path: Path) -> None:
         kept = m.search("sci-fi movies", user_id="alice", threshold=0.3)["results"]
         assert kept and all(r["score"] >= 0.3 for r in kept)
         assert "sci-fi" in kept[0]["memory"]
-    assert (tmp_path / "memory.db").exists()  # a vector_store directory holds the file
+    if "://" not in store_location:
+        assert (Path(where) / "memory.db").exists()  # a vector_store directory holds the file
 
 
-def test_config_shapes(tmp_path: Path) -> None:
+def test_config_shapes(tmp_path: Path, store_location: str) -> None:
     config = {
         "llm": {"provider": "openai", "config": {"model": "gpt-5-mini", "api_key": "unused"}},
         "embedder": {"provider": "unrecall", "config": {"model": "hashing"}},
-        "vector_store": {"provider": "qdrant", "config": {"path": str(tmp_path / "v.db")}},
+        "vector_store": {"provider": "qdrant", "config": {"path": store_location}},
         "history_db_path": str(tmp_path / "history.db"),
     }
     with Memory.from_config(config) as m:
         assert m.unrecall.embedder.name.startswith("hashing")
         m.add("I like tea.", user_id="u")
-    assert (tmp_path / "v.db").exists() and not (tmp_path / "history.db").exists()
+    if "://" not in store_location:
+        assert Path(store_location).exists()
+    assert not (tmp_path / "history.db").exists()
+    # the store the vector_store path names is the one written
+    with UnrecallMemory(store_location, embedder="hashing") as again:
+        assert [i.text for i in again.get_all(user_id="u")] == ["I like tea."]
     with pytest.raises(InvalidInput):
         Memory("not a config")  # type: ignore[arg-type]
 

@@ -151,3 +151,19 @@ def test_a_snapshot_older_than_the_purge_holds_the_claim_back(url: str) -> None:
             reader.rollback()
         assert mem.storage.erase() is True
         assert mem.verify_erased([secret]).clean
+
+
+def test_a_url_in_unrecall_db_stays_a_url_and_help_never_shows_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # default_path() made a Path of it: "//" folded, and Memory() made a
+    # SQLite file named after the URL, password included, in the cwd
+    from unrecall.interfaces.cli import main
+    from unrecall.memory import default_path
+
+    url = "postgresql://ana:hunter2secret@db.example/mem"
+    monkeypatch.setenv("UNRECALL_DB", url)
+    assert default_path() == url
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    assert "hunter2secret" not in capsys.readouterr().out

@@ -4,8 +4,6 @@ another (or None)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from unrecall import InvalidInput, Memory
@@ -19,12 +17,12 @@ FACTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def mem(tmp_path_factory: pytest.TempPathFactory) -> Memory:
-    m = Memory(tmp_path_factory.mktemp("threshold") / "t.db")
+@pytest.fixture
+def mem(mem: Memory) -> Memory:
+    """conftest's store (MiniLM, on each backend) holding the facts."""
     for fact in FACTS:
-        m.add(fact, user_id="u")
-    return m
+        mem.add(fact, user_id="u")
+    return mem
 
 
 def test_off_topic_query_drops_what_is_unrelated(mem: Memory) -> None:
@@ -61,8 +59,7 @@ def test_bad_threshold_is_refused(mem: Memory, bad: object) -> None:
         mem.search("PIN", user_id="u", threshold=bad)  # type: ignore[arg-type]
 
 
-def test_uncalibrated_embedder_keeps_the_k_best(tmp_path: Path) -> None:
-    with Memory(tmp_path / "h.db", embedder="hashing") as m:
-        m.add("I love kiwis", user_id="u")
-        assert m.embedder.name not in CALIBRATED_THRESHOLDS
-        assert len(m.search("quantum chromodynamics", user_id="u")) == 1
+def test_uncalibrated_embedder_keeps_the_k_best(fast_mem: Memory) -> None:
+    fast_mem.add("I love kiwis", user_id="u")
+    assert fast_mem.embedder.name not in CALIBRATED_THRESHOLDS
+    assert len(fast_mem.search("quantum chromodynamics", user_id="u")) == 1

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from conftest import BACKENDS, new_postgres_url
 from helpers import verified_clean
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -346,10 +347,18 @@ def test_a_diagnosis_is_stated_by_a_condition_not_by_the_closest_news(mem: Memor
     ]
 
 
-@pytest.fixture(scope="module")
-def arden(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    """The Arden episode in a store the planning properties only read."""
-    with Memory(tmp_path_factory.mktemp("arden") / "store.db") as m:
+@pytest.fixture(scope="module", params=BACKENDS)
+def arden(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Memory]:
+    """The Arden episode in a store the planning properties only read, on
+    each backend (one per module: conftest's stores are one per test)."""
+    if request.param != "postgres":
+        with Memory(tmp_path_factory.mktemp("arden") / "store.db") as m:
+            episode(m)
+            yield m
+        return
+    with Memory(new_postgres_url(request.getfixturevalue("postgres_server"), request)) as m:
         episode(m)
         yield m
 

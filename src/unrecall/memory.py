@@ -58,6 +58,7 @@ from unrecall.validation import (
     check_threshold,
     check_time,
     check_ttl,
+    is_postgres_url,
     show_id,
 )
 
@@ -99,10 +100,18 @@ def _at(value: Any, field: str) -> float:
     return time.time() if at is None else at
 
 
-def default_path() -> Path:
-    """``$UNRECALL_DB`` or ``~/.unrecall/memory.db``."""
+# What --help says of the default store (never the value: it may be a URL
+# with a password in it).
+DEFAULT_STORE_HELP = "$UNRECALL_DB, else ~/.unrecall/memory.db"
+
+
+def default_path() -> Path | str:
+    """``$UNRECALL_DB`` (a file path, or a ``postgresql://`` URL kept as
+    text) or ``~/.unrecall/memory.db``."""
     env = os.environ.get("UNRECALL_DB")
-    return Path(env) if env else Path.home() / ".unrecall" / "memory.db"
+    if not env:
+        return Path.home() / ".unrecall" / "memory.db"
+    return env if is_postgres_url(env) else Path(env)
 
 
 class Memory:

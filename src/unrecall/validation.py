@@ -186,14 +186,22 @@ def check_probes(strings: Any) -> list[str]:
     return list(strings)
 
 
+def is_postgres_url(where: Any) -> bool:
+    """Whether ``where`` is text naming a PostgreSQL database (a URL of
+    scheme ``postgresql://`` or ``postgres://``), to be kept as text: a
+    ``Path`` would fold its ``//`` and make it a file name."""
+    if not isinstance(where, str):
+        return False
+    url = _URL.match(where)
+    return bool(url) and where[: url.end() - 3].casefold() in POSTGRES_SCHEMES  # type: ignore[union-attr]
+
+
 def check_store(where: Any) -> Path | str:
     """Where a store lives: a ``postgresql://`` (or ``postgres://``) URL,
     returned as given, or a local file path (``check_path``). Messages never
     repeat the URL (it may hold a password)."""
-    if isinstance(where, str):
-        url = _URL.match(where)
-        if url and where[: url.end() - 3].casefold() in POSTGRES_SCHEMES:
-            return _encodable(where, "url")
+    if is_postgres_url(where):
+        return _encodable(where, "url")
     return check_path(where)
 
 

@@ -21,7 +21,7 @@ import apsw
 from unrecall import __version__
 from unrecall.control.trails import BUDGET
 from unrecall.errors import UnrecallError
-from unrecall.memory import Memory, default_path
+from unrecall.memory import DEFAULT_STORE_HELP, Memory, default_path
 from unrecall.progress import Progress
 from unrecall.records import STATES
 from unrecall.storage.sqlite import NotAStore
@@ -32,7 +32,11 @@ ASSISTANT_PREFIX = "assistant: "
 
 def _common() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--db", default=None, help=f"store file (default: {default_path()})")
+    p.add_argument(
+        "--db",
+        default=None,
+        help=f"store file or postgresql:// URL (default: {DEFAULT_STORE_HELP})",
+    )
     p.add_argument("--user", default=None, help="user id (the tenant)")
     p.add_argument("--agent", default=None, help="agent id (tenant when no --user)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -277,20 +281,15 @@ def _run(mem: Memory, args: argparse.Namespace) -> tuple[Any, int]:
         report = mem.verify_erased(probes)
         return report.to_dict(), 0 if report.clean else 1
     if c == "compact":
-        before = _bytes(mem)
+        before = mem.storage.size()
         mem.compact()
-        return {"bytes_before": before, "bytes_after": _bytes(mem)}, 0
+        return {"bytes_before": before, "bytes_after": mem.storage.size()}, 0
     result = table[c]()
     if c == "audit":
         return {"ok": result.ok, "events": result.events, "broken_at": result.broken_at}, (
             0 if result.ok else 1
         )
     return _report(result), 0
-
-
-def _bytes(mem: Memory) -> int:
-    """The size of the store's files on disk."""
-    return sum(f.stat().st_size for f in mem.storage.files() if f.exists())
 
 
 def _print(command: str, result: Any, as_json: bool) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from unrecall.async_memory import AsyncMemory
 from unrecall.errors import UnrecallError
-from unrecall.memory import SEARCH_THRESHOLD, Memory, default_path
+from unrecall.memory import DEFAULT_STORE_HELP, SEARCH_THRESHOLD, Memory
 from unrecall.records import ForgetReport, OpReport
 from unrecall.validation import check_id
 
@@ -400,7 +400,11 @@ def build_server(memory: Memory, *, user_id: str | None, agent_id: str | None) -
 # -- the command --------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``unrecall mcp``: the store, the tenant and the transport."""
-    parser.add_argument("--db", default=None, help=f"store file (default: {default_path()})")
+    parser.add_argument(
+        "--db",
+        default=None,
+        help=f"store file or postgresql:// URL (default: {DEFAULT_STORE_HELP})",
+    )
     parser.add_argument("--user", default=None, help="user id: the tenant every tool acts on")
     parser.add_argument("--agent", default=None, help="agent id (tenant when no --user)")
     parser.add_argument(

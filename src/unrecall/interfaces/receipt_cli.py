@@ -22,6 +22,7 @@ from unrecall.control import receipts
 from unrecall.control.audit import AuditLog
 from unrecall.errors import InvalidInput, StoreError, UnrecallError
 from unrecall.storage.base import AuditRow
+from unrecall.validation import check_store
 
 _AUDIT_COLS = "seq, at, tenant, op, detail, refs, prev, hash"
 
@@ -63,6 +64,40 @@ class _AuditFile:
         self._db.close()
 
 
+class _AuditDatabase:
+    """The audit table of a PostgreSQL store, read in a read-only
+    transaction: as ``_AuditFile``, nothing is written or upgraded."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreError("a PostgreSQL store needs: pip install 'unrecall[postgres]'") from None
+        self._error = psycopg.Error
+        try:
+            self._db = psycopg.connect(url, options="-c default_transaction_read_only=on")
+            self._db.execute("SELECT 1 FROM audit LIMIT 1").fetchall()
+        except psycopg.Error as exc:  # the message may quote the URL: class only
+            raise StoreError(f"cannot read the store's audit log ({type(exc).__name__})") from None
+
+    def audit_rows(self, ref: str | None = None) -> Iterator[AuditRow]:
+        """Every row in sequence order (``ref`` is not supported: not needed)."""
+        for r in self._db.execute(f"SELECT {_AUDIT_COLS} FROM audit ORDER BY seq"):
+            yield AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), r[6], r[7])
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+
+def _where(db: str | None) -> Path | str:
+    """The store ``--db`` names (else the default one): a file path, or a
+    PostgreSQL URL kept as text."""
+    from unrecall.memory import default_path
+
+    return check_store(db if db else default_path())
+
+
 def _read(name: str) -> bytes:
     try:
         return sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
@@ -91,7 +126,8 @@ def verify(args: argparse.Namespace) -> tuple[bool, str]:
     if not verdict.ok or args.db is None:
         return verdict.ok, verdict.reason
     head = receipt["payload"]["head"]
-    store = _AuditFile(Path(args.db))
+    where = _where(args.db)
+    store = _AuditDatabase(where) if isinstance(where, str) else _AuditFile(where)
     try:
         log = AuditLog(store)  # type: ignore[arg-type]  # it only reads audit_rows
         check = log.verify()
@@ -106,10 +142,10 @@ def verify(args: argparse.Namespace) -> tuple[bool, str]:
 
 def public_key(args: argparse.Namespace) -> str:
     """The PEM public key of a store's receipts (the key is made on first use)."""
-    from unrecall.memory import default_path
-
-    store = Path(args.db) if args.db else default_path()
-    if not store.is_file():
+    store = _where(args.db)
+    if isinstance(store, str):
+        _AuditDatabase(store).close()  # a reachable unrecall store, or StoreError
+    elif not store.is_file():
         raise StoreError("no store file at --db")
     return receipts.public_pem(
         receipts.load_key(receipts.key_path(store, args.receipt_key)).public_key()

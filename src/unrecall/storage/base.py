@@ -133,6 +133,10 @@ class Storage(Protocol):
         """Every file that holds bytes of the store."""
         ...
 
+    def size(self) -> int:
+        """The bytes the store takes on disk."""
+        ...
+
     def close(self) -> None:
         """Release the connection; the object is unusable afterwards."""
         ...

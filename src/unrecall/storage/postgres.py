@@ -537,11 +537,11 @@ class PostgresStorage:
         switch to a new WAL segment and checkpoint, twice, so the segments
         that held the deleted rows and their page images are removed. True
         when that left no copy: no ``erasure_gaps`` on the server, and no
-        other session of this database holding a snapshot from before the
-        rewrite began (VACUUM FULL keeps rows such a snapshot may still see)."""
-        begun = conn.execute(
-            "SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296)::text"
-        ).fetchone()[0]  # type: ignore[index]
+        other session of this database holding a snapshot that may still see
+        the deleted rows (VACUUM FULL keeps those). That is checked before
+        the rewrite, waiting up to the busy timeout for such a snapshot to
+        end: a snapshot taken later cannot see rows whose delete committed."""
+        clean = self._no_older_snapshots(conn)
         tables = list(_CONTENT_TABLES)
         if conn.execute("SELECT to_regclass('api_keys')").fetchone()[0] is not None:  # type: ignore[index]
             tables.append("api_keys")
@@ -559,13 +559,28 @@ class PostgresStorage:
                 conn.execute("CHECKPOINT")
         except pgerrors.InsufficientPrivilege:
             return False  # the segments stay until the server's own checkpoints
-        older = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND pid <> pg_backend_pid() AND (age(backend_xmin) > age(%s::xid)"
-            " OR age(backend_xid) > age(%s::xid))",
-            (begun, begun),
+        return clean and not self.erasure_gaps()
+
+    def _no_older_snapshots(self, conn: psycopg.Connection[Any]) -> bool:
+        """Whether, within the busy timeout, no other session of this
+        database holds a snapshot (or a transaction) older than now: one that
+        may still see rows whose delete committed before this call."""
+        now = conn.execute(
+            "SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296)::text"
         ).fetchone()[0]  # type: ignore[index]
-        return not older and not self.erasure_gaps()
+        deadline = time.monotonic() + self._lock_ms / 1000
+        while True:
+            older = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND (age(backend_xmin) > age(%s::xid)"
+                " OR age(backend_xid) > age(%s::xid))",
+                (now, now),
+            ).fetchone()[0]  # type: ignore[index]
+            if not older:
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
 
     def erasure_gaps(self) -> list[str]:
         """What about the server keeps WAL that ``erase()`` cannot remove:
@@ -594,6 +609,11 @@ class PostgresStorage:
     def on_erase(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` on every ``erase``."""
         self._erase_hooks.append(hook)
+
+    def size(self) -> int:
+        """The bytes of this database (``pg_database_size``), not of the
+        server's other databases or its WAL."""
+        return int(self._scalar("SELECT pg_database_size(current_database())"))
 
     def files(self) -> list[Path]:
         """Every regular file of the server's data directory (base/ and

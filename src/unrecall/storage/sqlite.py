@@ -512,6 +512,10 @@ class SQLiteStorage:
                 self._db.set_progress_handler(None)
             self.erase()
 
+    def size(self) -> int:
+        """The bytes of the store's files (the .db and its sidecars)."""
+        return sum(f.stat().st_size for f in self.files() if f.exists())
+
     def files(self) -> list[Path]:
         """The database file and every sidecar that exists now."""
         names = [self.path] + [Path(f"{self.path}{s}") for s in ("-wal", "-shm", "-journal")]
