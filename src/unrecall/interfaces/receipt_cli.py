@@ -39,6 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--receipt-key", default=None, help="key file, if not the store's default")
 
 
+def _audit_rows(rows: Any) -> Iterator[AuditRow]:
+    """Audit rows from a cursor over ``_AUDIT_COLS`` (either backend)."""
+    for r in rows:
+        yield AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), r[6], r[7])
+
+
 class _AuditFile:
     """The audit table of a store file, read through a read-only connection:
     verifying never writes the store, needs no embedder and runs no upgrade."""
@@ -56,8 +62,7 @@ class _AuditFile:
 
     def audit_rows(self, ref: str | None = None) -> Iterator[AuditRow]:
         """Every row in sequence order (``ref`` is not supported: not needed)."""
-        for r in self._db.execute(f"SELECT {_AUDIT_COLS} FROM audit ORDER BY seq"):
-            yield AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), r[6], r[7])
+        return _audit_rows(self._db.execute(f"SELECT {_AUDIT_COLS} FROM audit ORDER BY seq"))
 
     def close(self) -> None:
         """Close the connection."""
@@ -82,8 +87,7 @@ class _AuditDatabase:
 
     def audit_rows(self, ref: str | None = None) -> Iterator[AuditRow]:
         """Every row in sequence order (``ref`` is not supported: not needed)."""
-        for r in self._db.execute(f"SELECT {_AUDIT_COLS} FROM audit ORDER BY seq"):
-            yield AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), r[6], r[7])
+        return _audit_rows(self._db.execute(f"SELECT {_AUDIT_COLS} FROM audit ORDER BY seq"))
 
     def close(self) -> None:
         """Close the connection."""
