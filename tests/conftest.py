@@ -45,11 +45,16 @@ def postgres_server() -> Iterator[Any]:
     try:
         # what docs/postgres.md asks of a server that erases: WAL segments
         # removed, not recycled. For speed only (a test server need not
-        # survive a power cut): no fsync, new segments not zero-filled.
+        # survive a power cut): no fsync, new segments not zero-filled. The
+        # server log is in the data directory, which forensic scans read: no
+        # process ids or checkpoint figures there, whose digits a short probe
+        # such as a PIN would match by chance.
         with psycopg.connect(server.get_uri(), autocommit=True) as conn:
             conn.execute("ALTER SYSTEM SET wal_recycle = off")
             conn.execute("ALTER SYSTEM SET wal_init_zero = off")
             conn.execute("ALTER SYSTEM SET fsync = off")
+            conn.execute("ALTER SYSTEM SET log_line_prefix = ''")
+            conn.execute("ALTER SYSTEM SET log_checkpoints = off")
             conn.execute("SELECT pg_reload_conf()")
         yield server
     finally:

@@ -136,6 +136,30 @@ def test_a_server_that_keeps_wal_gets_no_erasure_claim(url: str, postgres_server
         assert mem.storage.erase() is True
 
 
+def test_a_server_that_logs_statement_values_gets_no_erasure_claim(url: str) -> None:
+    # The server log is a file of the data directory that no rewrite
+    # reaches: with statements logged, their parameters (the text) stay.
+    name = url.split("?", 1)[0].rsplit("/", 1)[1]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"ALTER DATABASE \"{name}\" SET log_statement = 'all'")
+    with Memory(url, embedder="hashing") as mem:  # new sessions take it
+        secret = token()
+        mem.add(f"my PIN is {secret}", user_id="u")
+        assert mem.purge(secret, user_id="u").erased is False
+        assert [g.split(":")[0] for g in mem.storage.erasure_gaps()] == [
+            "log_statement is mod or all"
+        ]
+        assert raw_hits(mem, secret) > 0  # in the server log, as the gap says
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{name}" SET log_parameter_max_length = 0')
+    with Memory(url, embedder="hashing") as mem:
+        assert mem.storage.erasure_gaps() == []
+        other = token()
+        mem.add(f"my PIN is {other}", user_id="u")
+        assert mem.purge(other, user_id="u").erased is True
+        assert mem.verify_erased([other]).clean
+
+
 def test_a_snapshot_older_than_the_purge_holds_the_claim_back(url: str) -> None:
     with Memory(url, embedder="hashing") as mem:
         secret = token()

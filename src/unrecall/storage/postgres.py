@@ -99,6 +99,20 @@ _CONTENT_TABLES = (
     "memory_vectors",
     "tenants",
 )
+# Server settings that decide whether a purged row's text outlives erase():
+# in WAL kept, recycled or copied, or in a server log of statement values.
+_ERASURE_SETTINGS = (
+    "wal_recycle",
+    "archive_mode",
+    "wal_keep_size",
+    "log_statement",
+    "log_min_duration_statement",
+    "log_min_duration_sample",
+    "log_statement_sample_rate",
+    "log_transaction_sample_rate",
+    "log_parameter_max_length",
+    "log_parameter_max_length_on_error",
+)
 # Columns whose values are (or are derived from) what a user said, or name
 # the user: never sampled by ANALYZE, whose most-common values and histograms
 # in pg_statistic would outlive a forget.
@@ -583,17 +597,39 @@ class PostgresStorage:
             time.sleep(0.01)
 
     def erasure_gaps(self) -> list[str]:
-        """What about the server keeps WAL that ``erase()`` cannot remove:
-        each entry names a setting or a consumer, and what to change. Empty
-        when a forget can be erased for good (the server must remove WAL
-        segments rather than recycle them, and copy them nowhere)."""
+        """What about the server keeps copies that ``erase()`` cannot
+        remove: WAL, or a server log of statements with their values. Each
+        entry names a setting or a consumer, and what to change. Empty when a
+        forget can be erased for good (the server must remove WAL segments
+        rather than recycle them, copy them nowhere, and log no parameters)."""
         settings = dict(
             self._rows(
-                "SELECT name, setting FROM pg_settings WHERE name IN"
-                " ('wal_recycle', 'archive_mode', 'wal_keep_size')"
+                "SELECT name, setting FROM pg_settings WHERE name = ANY(%s)",
+                (list(_ERASURE_SETTINGS),),
             )
         )
         gaps = []
+        if settings.get("log_parameter_max_length") != "0":
+            # a statement that is logged is logged with its values: the text
+            logged = {
+                "log_statement is mod or all": settings.get("log_statement") in ("mod", "all"),
+                "log_min_duration_statement is set": settings.get("log_min_duration_statement")
+                != "-1",
+                "log_min_duration_sample is set": settings.get("log_min_duration_sample") != "-1"
+                and settings.get("log_statement_sample_rate") != "0",
+                "log_transaction_sample_rate is set": settings.get("log_transaction_sample_rate")
+                != "0",
+            }
+            gaps += [
+                f"{why}: the server log keeps statements' values (set log_parameter_max_length = 0)"
+                for why, on in logged.items()
+                if on
+            ]
+        if settings.get("log_parameter_max_length_on_error") != "0":
+            gaps.append(
+                "log_parameter_max_length_on_error is not 0: the server log keeps failed"
+                " statements' values"
+            )
         if settings.get("wal_recycle") != "off":
             gaps.append("wal_recycle is on: recycled WAL segments keep old rows (set it off)")
         if settings.get("archive_mode") != "off":
