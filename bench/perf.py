@@ -66,6 +66,10 @@ from unrecall.storage.schema import SCHEMA_VERSION
 CORPUS_VERSION = 1  # bump when the generator changes, so caches are not reused
 BIG_USER = "bench-big"
 SMALL_USER = "bench-small"
+# --tenants: the big corpus goes to this many tenants, batch by batch in turn
+# (so each tenant's rows are spread through the store), and queries and
+# purges go to the tenant that owns their memory.
+TENANTS = 1
 BEGIN, END = "<!-- perf:begin -->", "<!-- perf:end -->"
 PG_BEGIN, PG_END = "<!-- perf-postgres:begin -->", "<!-- perf-postgres:end -->"
 TARGETS = {"recall_p50_ms": 15.0, "ingest_per_s": 300.0, "purge_ms": 20.0}
@@ -694,6 +698,13 @@ class Build:
     load: list[float] = field(default_factory=list)  # 1-min load at start and end
     reused: bool = False
     big_uids: list[str] = field(default_factory=list, repr=False)
+    big_owners: list[str] = field(default_factory=list, repr=False)
+
+
+def big_user(batch_no: int) -> str:
+    """The user who owns the big corpus's batch ``batch_no`` (and the
+    tenant query ``batch_no`` goes to)."""
+    return BIG_USER if TENANTS == 1 else f"{BIG_USER}-{batch_no % TENANTS}"
 
 
 def _messages(texts: Sequence[str]) -> list[dict[str, str]]:
@@ -713,6 +724,7 @@ def build_store(
         assert PG is not None
         PG.sql(f'CREATE DATABASE "{_db_name(path)}"')
     uids: list[str] = []
+    owners: list[str] = []
     every = max(1, len(big) // max(1, len(small)))  # big memories per small one
     small_at = 0
     marks: list[tuple[int, float]] = [(0, 0.0)]
@@ -723,13 +735,15 @@ def build_store(
         done = 0
         for i in range(0, len(big), batch):
             chunk = big[i : i + batch]
+            user = big_user(i // batch)
             rep = mem.add(
                 _messages(chunk),
-                user_id=BIG_USER,
+                user_id=user,
                 timestamp=BASE_TIME + i * 60,
                 honor_requests=False,  # statements only (see "How ... are made")
             )
             uids.extend(rep.ids)
+            owners.extend([user] * len(rep.ids))
             done += len(chunk)
             want_small = min(len(small), (i + len(chunk)) // every)
             if want_small - small_at >= batch or (i + batch >= len(big) and want_small > small_at):
@@ -771,6 +785,7 @@ def build_store(
         source_revision(),
         [round(load_start, 2), round(os.getloadavg()[0], 2)],
         big_uids=uids,
+        big_owners=owners,
     )
 
 
@@ -792,11 +807,13 @@ def cached_build(
     key = (
         f"v{CORPUS_VERSION}-schema{SCHEMA_VERSION}-{unrecall.__version__}"
         f"-n{n}-small{small_n}-seed{seed}-batch{batch}-minilm"
+        + (f"-tenants{TENANTS}" if TENANTS > 1 else "")
     )
     db, meta = cache / f"store-{key}.db", cache / f"store-{key}.json"
     if db.exists() and meta.exists() and not rebuild:
         info = json.loads(meta.read_text())
         info["reused"] = True
+        info.setdefault("big_owners", [BIG_USER] * len(info["big_uids"]))  # before --tenants
         return Build(**info)
     cache.mkdir(parents=True, exist_ok=True)
     tmp = cache / f"building-{key}.db"
@@ -819,30 +836,30 @@ def measure_recall(
 ) -> dict[str, Any]:
     """Latency of public ``search`` in both modes, and its parts."""
     out: dict[str, Any] = {}
-    cold, _ = timed(lambda: mem.search(queries[0], user_id=BIG_USER, k=5))
+    cold, _ = timed(lambda: mem.search(queries[0], user_id=big_user(0), k=5))
     out["cold_first_query_ms"] = round(cold * 1000, 2)  # builds the vector cache
-    for q in queries[:warmup]:
-        mem.search(q, user_id=BIG_USER, k=5)
-        mem.search(q, user_id=BIG_USER, k=5, mode="lexical")
+    for j, q in enumerate(queries[:warmup]):
+        mem.search(q, user_id=big_user(j), k=5)
+        mem.search(q, user_id=big_user(j), k=5, mode="lexical")
     for mode in ("hybrid", "lexical"):
         times = [
-            timed(lambda q=q, mode=mode: mem.search(q, user_id=BIG_USER, k=5, mode=mode))[0]
-            for q in queries
+            timed(lambda q=q, j=j, mode=mode: mem.search(q, user_id=big_user(j), k=5, mode=mode))[0]
+            for j, q in enumerate(queries)
         ]
         out[mode] = asdict(Dist.of(times))
     # Parts of the hybrid path, timed on their own through the internals
     # (the public call adds validation, tenant lookup and the hit objects).
     recall, storage = mem.recall, mem.storage
-    tid = storage.tenant(f"user:{BIG_USER}", False)
-    assert tid is not None
     parts: dict[str, list[float]] = {"embed": [], "lexical": [], "vector": [], "rows": []}
-    for q in queries:
+    for j, q in enumerate(queries):
+        tid = storage.tenant(f"user:{big_user(j)}", False)
+        assert tid is not None
         terms = recall.query_terms(q)
         t, vec = timed(lambda q=q: mem.embedder.embed([q])[0])
         parts["embed"].append(t)
-        t, lex = timed(lambda terms=terms: storage.lexical(tid, terms, 20))
+        t, lex = timed(lambda terms=terms, tid=tid: storage.lexical(tid, terms, 20))
         parts["lexical"].append(t)
-        t, vhits = timed(lambda vec=vec: storage.vector(tid, vec, 20))
+        t, vhits = timed(lambda vec=vec, tid=tid: storage.vector(tid, vec, 20))
         parts["vector"].append(t)
         ids = list(dict.fromkeys([m for m, _ in lex] + [m for m, _ in vhits]))
         parts["rows"].append(timed(lambda ids=ids: storage.memories_by_id(ids))[0])
@@ -854,18 +871,23 @@ def measure_recall(
 
 def measure_single_adds(mem: Memory, texts: list[str]) -> dict[str, Any]:
     """One ``add(text)`` call per memory: the unbatched worst case."""
-    times = [timed(lambda t=t: mem.add(t, user_id=BIG_USER, timestamp=BASE_TIME))[0] for t in texts]
+    times = [
+        timed(lambda t=t: mem.add(t, user_id=big_user(0), timestamp=BASE_TIME))[0] for t in texts
+    ]
     dist = Dist.of(times)
     return {"latency": asdict(dist), "per_s": round(len(times) / sum(times), 1)}
 
 
-def measure_purges(mem: Memory, by_id: list[str], by_ident: list[str]) -> dict[str, Any]:
-    """Purge one memory per call, by public id then by exact identifier."""
+def measure_purges(
+    mem: Memory, by_id: list[tuple[str, str]], by_ident: list[tuple[str, str]]
+) -> dict[str, Any]:
+    """Purge one memory per call, by public id then by exact identifier;
+    each target comes with the user who owns it."""
     out: dict[str, Any] = {}
     for name, targets in (("by_id", by_id), ("by_identifier", by_ident)):
         times, erased, counts = [], 0, []
-        for target in targets:
-            t, rep = timed(lambda target=target: mem.purge(target, user_id=BIG_USER))
+        for target, user in targets:
+            t, rep = timed(lambda target=target, user=user: mem.purge(target, user_id=user))
             times.append(t)
             erased += bool(rep.erased)
             counts.append(rep.count)
@@ -883,8 +905,8 @@ def profile_hybrid(mem: Memory, queries: list[str], path: Path) -> None:
     """cProfile the hybrid queries and print the top of the profile."""
     prof = cProfile.Profile()
     prof.enable()
-    for q in queries:
-        mem.search(q, user_id=BIG_USER, k=5)
+    for j, q in enumerate(queries):
+        mem.search(q, user_id=big_user(j), k=5)
     prof.disable()
     prof.dump_stats(path)
     pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
@@ -1006,7 +1028,14 @@ def render(report: dict[str, Any]) -> str:
         "",
         f"Corpus: seeded synthetic first-person memories (seed {report['config']['seed']},"
         " 8-30 words: facts, preferences, events, emails, phone numbers, order ids,"
-        f" plates); one tenant holds all N, a second tenant holds"
+        " plates); "
+        + (
+            "one tenant holds all N"
+            if report["config"].get("tenants", 1) == 1
+            else f"{report['config']['tenants']:,} tenants share the N, batch by batch in"
+            " turn, each query going to one of them in turn"
+        )
+        + ", a second tenant holds"
         f" {report['config']['small_tenant']:,} more. Embedder: MiniLM-L6-v2 int8 (the"
         f" default). Recall: {report['config']['queries']} distinct natural-language"
         f" queries, k=5, after {report['config']['warmup']} warm-up queries. Latencies"
@@ -1213,7 +1242,9 @@ def run_size(
         "store_bytes": size,
         "bytes_per_memory": round(size / total, 1),
         "areas": table_bytes(db),
-        "ingest": {k: v for k, v in asdict(build).items() if k not in ("big_uids", "path")},
+        "ingest": {
+            k: v for k, v in asdict(build).items() if k not in ("big_uids", "big_owners", "path")
+        },
     }
     work: Path | str = (
         PG.url(f"work_{n}") if PG is not None else Path(args.cache_dir) / f"work-{os.getpid()}.db"
@@ -1244,7 +1275,9 @@ def run_size(
             id_pool = [i for i in range(len(build.big_uids)) if i not in taken]
             id_idx = rng.sample(id_pool, args.purges)
             result["purge"] = measure_purges(
-                mem, [build.big_uids[i] for i in id_idx], [idents[i] for i in ident_idx]
+                mem,
+                [(build.big_uids[i], build.big_owners[i]) for i in id_idx],
+                [(idents[i], big_user(i // args.batch)) for i in ident_idx],
             )
             log(
                 f"[{n:,}] purge p50 by id {result['purge']['by_id']['p50']:.2f} ms,"
@@ -1277,6 +1310,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=20_240_601)
     p.add_argument("--batch", type=int, default=32, help="messages per add() call")
     p.add_argument("--small-tenant", type=int, default=1_000)
+    p.add_argument(
+        "--tenants", type=int, default=1, help="spread the big corpus over this many tenants"
+    )
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--warmup", type=int, default=30)
     p.add_argument("--purges", type=int, default=50)
@@ -1312,7 +1348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    global PG
+    global PG, TENANTS
+    TENANTS = args.tenants
     if args.backend == "postgres":
         PG = Postgres(Path(args.cache_dir) / f"pg-{os.getpid()}")
     try:

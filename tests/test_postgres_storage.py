@@ -160,6 +160,52 @@ def test_a_server_that_logs_statement_values_gets_no_erasure_claim(url: str) -> 
         assert mem.verify_erased([other]).clean
 
 
+def _bm25_statistics_drift(url: str) -> list[tuple[object, ...]]:
+    """Where lexicon's document frequencies or term_stats differ from what
+    the postings hold, per kind: empty when they agree."""
+    drift: list[tuple[object, ...]] = []
+    with psycopg.connect(url) as conn:
+        for kind, table, df in (("m", "memory_terms", "mdf"), ("t", "turn_terms", "tdf")):
+            drift += conn.execute(
+                f"SELECT %s, l.tenant_id, l.id, l.{df}, coalesce(p.n, 0) FROM lexicon l"
+                f" LEFT JOIN (SELECT tenant_id, term, count(*) AS n FROM {table} GROUP BY 1, 2) p"
+                f" ON p.tenant_id = l.tenant_id AND p.term = l.id WHERE l.{df} <> coalesce(p.n, 0)",
+                (kind,),
+            ).fetchall()
+            stats = conn.execute(
+                "SELECT tenant_id, docs, length FROM term_stats WHERE kind = %s AND docs > 0"
+                " ORDER BY 1",
+                (kind,),
+            ).fetchall()
+            real = conn.execute(
+                f"SELECT tenant_id, count(*), sum(len) FROM (SELECT DISTINCT tenant_id, doc, len"
+                f" FROM {table}) d GROUP BY 1 ORDER BY 1"
+            ).fetchall()
+            if stats != real:
+                drift.append((kind, stats, real))
+    return drift
+
+
+def test_bm25_statistics_stay_exact_through_one_transaction_with_rollbacks(url: str) -> None:
+    # Document frequencies and lengths are counted once per transaction
+    # (pending_docs), not per document: a rolled-back savepoint, a search
+    # and a forget inside the transaction must each see exact counts.
+    with Memory(url, embedder="hashing") as mem:
+        with mem.storage.transaction():
+            mem.add("the amber harbor lamp", user_id="u")
+            with pytest.raises(RuntimeError), mem.storage.transaction():
+                mem.add("amber fjord basil", user_id="u")
+                raise RuntimeError("rolled back")
+            mem.add("amber dune at dusk", user_id="u")
+            hits = mem.search("amber", user_id="u", mode="lexical")
+            assert len(hits) == 2  # its own uncommitted documents, counted
+            mem.purge(hits[0].id, user_id="u")
+            mem.add("cedar amber", user_id="v")
+        assert _bm25_statistics_drift(url) == []
+        assert len(mem.search("amber", user_id="u", mode="lexical")) == 1
+        assert mem.search("fjord", user_id="u", mode="lexical") == []
+
+
 def test_a_snapshot_older_than_the_purge_holds_the_claim_back(url: str) -> None:
     with Memory(url, embedder="hashing") as mem:
         secret = token()

@@ -277,6 +277,39 @@ def _wrap(exc: psycopg.Error) -> StoreError:
     return StoreError(f"the database failed a statement ({type(exc).__name__}, {state})")
 
 
+# Documents indexed in the open transaction whose document frequencies and
+# lengths are not yet added to lexicon and term_stats: counted once per
+# transaction (_count_pending) instead of one UPDATE of the same rows per
+# document, which within one transaction leaves a chain of row versions that
+# every later update walks (quadratic in a big import). A temporary table, so
+# a savepoint's rollback takes its rows with it; it holds term ids and
+# lengths, no content.
+_PENDING = (
+    "CREATE TEMPORARY TABLE IF NOT EXISTS pending_docs("
+    "tenant_id bigint NOT NULL, kind text NOT NULL, terms bigint[] NOT NULL, len int NOT NULL)"
+    " ON COMMIT DELETE ROWS"
+)
+_COUNT_PENDING = """
+WITH done AS (DELETE FROM pending_docs RETURNING tenant_id, kind, terms, len),
+df AS (
+    UPDATE lexicon l SET mdf = l.mdf + u.m, tdf = l.tdf + u.t
+    FROM (SELECT d.tenant_id, x.term, count(*) FILTER (WHERE d.kind = 'm') AS m,
+                 count(*) FILTER (WHERE d.kind = 't') AS t
+          FROM done d, unnest(d.terms) AS x(term) GROUP BY 1, 2) u
+    WHERE l.tenant_id = u.tenant_id AND l.id = u.term)
+INSERT INTO term_stats AS s
+SELECT tenant_id, kind, count(*), sum(len) FROM done GROUP BY 1, 2
+ON CONFLICT (tenant_id, kind)
+DO UPDATE SET docs = s.docs + excluded.docs, length = s.length + excluded.length"""
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """A new pooled connection: pgvector's types, and the session's own
+    ``pending_docs``."""
+    register_vector(conn)
+    conn.execute(_PENDING)
+
+
 class _Local(threading.local):
     """The calling thread's transaction: depth, connection and its caches."""
 
@@ -288,6 +321,8 @@ class _Local(threading.local):
         # (tenant id, hex digest) -> lexicon id, for the open transaction
         self.terms: dict[tuple[int, str], int] = {}
         self.iterative = False  # hnsw.iterative_scan set in this transaction
+        # pending_docs may hold rows (documents' df and length not yet counted)
+        self.pending = False
 
 
 class PostgresStorage:
@@ -318,7 +353,7 @@ class PostgresStorage:
                 min_size=POOL_MIN,
                 max_size=POOL_MAX,
                 kwargs={"autocommit": True},
-                configure=register_vector,
+                configure=_configure,
                 open=True,
             )
             self._pool.wait(timeout=max(busy_timeout, 5.0))
@@ -459,6 +494,7 @@ class PostgresStorage:
             local.touched.clear()
             local.terms.clear()
             local.iterative = False
+            local.pending = False
             try:
                 yield
             except BaseException:
@@ -485,6 +521,7 @@ class PostgresStorage:
         except BaseException:
             local.depth -= 1
             local.terms.clear()  # lexicon rows made inside are rolled back
+            local.pending = True  # pending_docs rows counted inside come back
             try:
                 conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
                 conn.execute(f"RELEASE SAVEPOINT {name}")
@@ -500,6 +537,7 @@ class PostgresStorage:
     def _commit(self, conn: psycopg.Connection[Any], local: _Local) -> None:
         touched = sorted(local.touched)
         try:
+            self._count_pending()
             if touched:
                 conn.execute(
                     "UPDATE tenants SET version = version + 1 WHERE id = ANY(%s)", (touched,)
@@ -722,6 +760,7 @@ class PostgresStorage:
         tenant of any size goes. Returns (memories, turns) deleted."""
         with self.transaction():
             t = (tenant_id,)
+            self._count_pending()
             turns = self._scalar("SELECT count(*) FROM turns WHERE tenant_id = %s", t)
             memories = self._scalar("SELECT count(*) FROM memories WHERE tenant_id = %s", t)
             for table in (
@@ -1021,20 +1060,28 @@ class PostgresStorage:
         counts = Counter(digests)
         ids = self._term_ids(tenant_id, list(counts))
         self._write(
-            f"INSERT INTO {_POSTINGS[kind]}(tenant_id, term, doc, tf, len)"
-            " SELECT %s, t, %s, n, %s FROM unnest(%s::bigint[], %s::int[]) AS u(t, n)",
-            (tenant_id, doc, len(digests), [ids[d] for d in counts], list(counts.values())),
+            f"WITH p AS (INSERT INTO {_POSTINGS[kind]}(tenant_id, term, doc, tf, len)"
+            " SELECT %(tenant)s, t, %(doc)s, n, %(len)s"
+            " FROM unnest(%(terms)s::bigint[], %(tf)s::int[]) AS u(t, n))"
+            " INSERT INTO pending_docs VALUES (%(tenant)s, %(kind)s, %(terms)s, %(len)s)",
+            {
+                "tenant": tenant_id,
+                "doc": doc,
+                "len": len(digests),
+                "terms": [ids[d] for d in counts],
+                "tf": list(counts.values()),
+                "kind": kind,
+            },
         )
-        df = _DF[kind]
-        self._write(
-            f"UPDATE lexicon SET {df} = {df} + 1 WHERE tenant_id = %s AND id = ANY(%s)",
-            (tenant_id, list(ids.values())),
-        )
-        self._write(
-            "INSERT INTO term_stats AS s VALUES (%s, %s, 1, %s) ON CONFLICT (tenant_id, kind)"
-            " DO UPDATE SET docs = s.docs + 1, length = s.length + excluded.length",
-            (tenant_id, kind, len(digests)),
-        )
+        self._local.pending = True
+
+    def _count_pending(self) -> None:
+        """Add the open transaction's pending documents to lexicon's
+        document frequencies and term_stats: before anything reads or
+        decrements them, and at commit."""
+        if self._local.pending:
+            self._write(_COUNT_PENDING)
+            self._local.pending = False
 
     def _unpost(self, kind: str, tenant_id: int, docs: Sequence[int]) -> None:
         """Delete documents' postings; a term no document uses any more
@@ -1042,6 +1089,7 @@ class PostgresStorage:
         if not docs:
             return
         table, df = _POSTINGS[kind], _DF[kind]
+        self._count_pending()
         found = self._write(
             f"DELETE FROM {table} WHERE tenant_id = %s AND doc = ANY(%s) RETURNING term, doc, len",
             (tenant_id, list(docs)),
@@ -1136,6 +1184,7 @@ class PostgresStorage:
         try:
             with self._reading() as conn:
                 if self._local.conn is conn:
+                    self._count_pending()
                     return self._bm25(conn, kind, tenant_id, terms, limit, require_all)
                 with conn.transaction():
                     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
