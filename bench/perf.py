@@ -635,6 +635,20 @@ def table_bytes(db: Path | str) -> dict[str, int]:
     return dict(sorted(groups.items(), key=lambda kv: -kv[1]))
 
 
+def hnsw_bytes(db: Path | str) -> int | None:
+    """Bytes of pgvector's HNSW indexes, every part's (None on SQLite, which
+    has no ANN index): what a server needs in RAM to keep searches off disk."""
+    if not isinstance(db, str):
+        return None
+    return int(
+        _pg_rows(
+            db,
+            "SELECT coalesce(sum(pg_relation_size(c.oid)), 0) FROM pg_class c"
+            " JOIN pg_am a ON a.oid = c.relam WHERE c.relkind = 'i' AND a.amname = 'hnsw'",
+        )[0][0]
+    )
+
+
 def row_counts(db: Path | str) -> dict[str, int]:
     """Rows per table that a memory adds (clause splitting may add several)."""
     if isinstance(db, str):
@@ -1097,6 +1111,10 @@ def render(report: dict[str, Any]) -> str:
         ),
         row("store size, MB", lambda r: f"{r['store_bytes'] / 1e6:.1f}"),
         row(
+            "of which HNSW indexes (PostgreSQL), MB",
+            lambda r: "–" if r.get("hnsw_bytes") is None else f"{r['hnsw_bytes'] / 1e6:.1f}",
+        ),
+        row(
             "memory rows / turn rows in the store",
             lambda r: f"{r['rows']['memories']:,} / {r['rows']['turns']:,}",
         ),
@@ -1242,6 +1260,7 @@ def run_size(
         "store_bytes": size,
         "bytes_per_memory": round(size / total, 1),
         "areas": table_bytes(db),
+        "hnsw_bytes": hnsw_bytes(db),
         "ingest": {
             k: v for k, v in asdict(build).items() if k not in ("big_uids", "big_owners", "path")
         },

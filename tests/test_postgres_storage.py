@@ -11,7 +11,7 @@ import time
 import psycopg
 import pytest
 from conftest import BACKENDS, new_postgres_url
-from helpers import erases, raw_hits, token
+from helpers import erases, raw_hits, raw_sql, token
 
 from unrecall import Memory, StoreError
 
@@ -204,6 +204,65 @@ def test_bm25_statistics_stay_exact_through_one_transaction_with_rollbacks(url: 
         assert _bm25_statistics_drift(url) == []
         assert len(mem.search("amber", user_id="u", mode="lexical")) == 1
         assert mem.search("fjord", user_id="u", mode="lexical") == []
+
+
+def _part_of(mem: Memory, user: str) -> int:
+    tid = mem.storage.tenant(f"user:{user}", False)
+    query = "SELECT tableoid::regclass::text FROM memories WHERE tenant_id = %s"
+    (name,) = raw_sql(mem, query, (tid,))[0]
+    return int(name.rsplit("_p", 1)[1])
+
+
+def _files(url: str) -> dict[str, int]:
+    with psycopg.connect(url) as conn:
+        return dict(
+            conn.execute(
+                "SELECT relname::text, relfilenode::bigint FROM pg_class"
+                " WHERE relname ~ '^(memories|memory_vectors)_p[0-9]+$'"
+            ).fetchall()
+        )
+
+
+def test_a_forget_rewrites_its_tenants_parts_only(url: str) -> None:
+    # Tenant tables are hash-partitioned by tenant: erase() rewrites the
+    # parts that hold the forgotten rows, and leaves the others' files be.
+    with Memory(url, embedder="hashing") as mem:
+        users = [f"user{i}" for i in range(6)]
+        for user in users:
+            mem.add(f"{user} keeps a heron notebook", user_id=user)
+        parts = {user: _part_of(mem, user) for user in users}
+        gone = users[0]
+        others = {p for u, p in parts.items() if p != parts[gone]}
+        assert others  # six tenants do not all hash to one part of sixteen
+        before = _files(url)
+        secret = token()
+        mem.add(f"my PIN is {secret}", user_id=gone)
+        assert mem.purge(secret, user_id=gone).erased is True
+        after = _files(url)
+        changed = {name for name in before if before[name] != after[name]}
+        assert changed == {f"memories_p{parts[gone]}", f"memory_vectors_p{parts[gone]}"}
+        assert mem.verify_erased([secret]).clean
+        assert raw_sql(mem, "SELECT count(*) FROM erasure_queue") == [(0,)]
+
+
+def test_an_erasure_left_undone_is_finished_by_any_later_erase(url: str) -> None:
+    # The parts to rewrite are queued in the forget's own transaction: when
+    # its erase() cannot finish, another store object's (or process's) does.
+    with Memory(url, embedder="hashing") as mem:
+        secret = token()
+        mem.add(f"my PIN is {secret}", user_id="u")
+        part = _part_of(mem, "u")
+        mem.storage._lock_ms = 200  # type: ignore[attr-defined]
+        with psycopg.connect(url) as holder:
+            holder.execute(f"LOCK TABLE memories_p{part} IN ACCESS SHARE MODE")
+            assert mem.purge(secret, user_id="u").erased is False
+            assert raw_hits(mem, secret) > 0  # its erase() fails again meanwhile
+            holder.rollback()
+    with Memory(url, embedder="hashing") as later:
+        assert raw_sql(later, "SELECT part FROM erasure_queue") == [(part,)]
+        assert later.storage.erase() is True
+        assert later.verify_erased([secret]).clean
+        assert raw_sql(later, "SELECT count(*) FROM erasure_queue") == [(0,)]
 
 
 def test_a_snapshot_older_than_the_purge_holds_the_claim_back(url: str) -> None:

@@ -17,7 +17,10 @@ provenance, erasure) runs there, and the keys stay enforceable per shard.
 Ids come from identity columns and stay globally unique, so calls that take
 bare ids (``memories_by_id``) still work, through a plain index on ``id``.
 The small global tables (``meta``, ``secrets``, ``tenants``, ``audit``,
-``audit_refs``, ``api_keys``) would be reference tables.
+``audit_refs``, ``api_keys``, ``erasure_queue``) would be reference tables.
+On one server the same tables are hash-partitioned by ``tenant_id`` into
+``PARTITIONS`` parts, so a tenant's rows, and its search, are in one part
+of each.
 
 Writes: every write transaction takes one advisory lock of the database
 first, so writers of every process queue like SQLite's ``BEGIN IMMEDIATE``
@@ -28,8 +31,10 @@ Erasure: a DELETE leaves the row's bytes in its heap and index pages
 (a plain VACUUM frees them but does not zero them; pgvector's HNSW only
 marks an element deleted), and the WAL holds every inserted row and
 full-page image until its segments are removed. So after a forget,
-``erase()`` rewrites the content tables (VACUUM FULL: new files holding the
-live rows only; the old ones are unlinked), then switches and checkpoints
+``erase()`` rewrites the parts of the tenant tables that forgets left dead
+rows in, as queued in ``erasure_queue`` by the forget's own commit (VACUUM
+FULL: new files holding the live rows only; the old ones are unlinked), so
+its cost is the purged tenant's part, not the store; then it switches and checkpoints
 the WAL twice, so the segments that held the deleted rows are removed.
 It returns True only when the server keeps no copy elsewhere
 (``server_erasure_gaps``: WAL removed rather than recycled, no archiving,
@@ -86,9 +91,11 @@ _MEMORY_COLS = (
 _TURN_COLS = "id, uid, tenant_id, role, text, session_id, at, metadata"
 _POSTINGS = {"m": "memory_terms", "t": "turn_terms"}
 _DF = {"m": "mdf", "t": "tdf"}
-# Tables whose rows a forget deletes or updates: what erase() and compact()
-# rewrite. (The audit log and meta only grow, and hold no content.)
-_CONTENT_TABLES = (
+# Tables that hold rows of one tenant: hash-partitioned by tenant_id into
+# PARTITIONS parts, "<table>_p<r>", a tenant's rows in part r of each. A
+# forget is erased by rewriting its tenant's parts only (O(store / PARTITIONS),
+# not O(store)), and a tenant's search reads one part's HNSW index.
+_TENANT_TABLES = (
     "turns",
     "memories",
     "provenance",
@@ -97,8 +104,11 @@ _CONTENT_TABLES = (
     "turn_terms",
     "term_stats",
     "memory_vectors",
-    "tenants",
 )
+PARTITIONS = 16
+# The small tables a forget can change beside them, rewritten by every
+# erase(). (The audit log and meta only grow, and hold no content.)
+_SHARED_CONTENT_TABLES = ("tenants",)
 # Server settings that decide whether a purged row's text outlives erase():
 # in WAL kept, recycled or copied, or in a server log of statement values.
 _ERASURE_SETTINGS = (
@@ -125,6 +135,24 @@ _NO_STATISTICS = {
 }
 
 
+def _partitioned(statements: list[str]) -> list[str]:
+    """``statements`` with each tenant table made hash-partitioned by
+    tenant_id, followed by its ``PARTITIONS`` parts."""
+    out = []
+    for stmt in statements:
+        table = stmt.split("(", 1)[0].split()[-1] if stmt.startswith("CREATE TABLE") else None
+        if table not in _TENANT_TABLES:
+            out.append(stmt)
+            continue
+        out.append(f"{stmt} PARTITION BY HASH (tenant_id)")
+        out += [
+            f"CREATE TABLE {table}_p{r} PARTITION OF {table}"
+            f" FOR VALUES WITH (MODULUS {PARTITIONS}, REMAINDER {r})"
+            for r in range(PARTITIONS)
+        ]
+    return out
+
+
 def _schema(dim: int) -> list[str]:
     """Statements that make a new store (schema ``SCHEMA_VERSION``)."""
     postings = []
@@ -139,15 +167,16 @@ def _schema(dim: int) -> list[str]:
                 PRIMARY KEY (tenant_id, term, doc))""",
             f"CREATE INDEX {table}_doc ON {table}(tenant_id, doc)",
         ]
-    return [
-        "CREATE TABLE meta(key text PRIMARY KEY, value text NOT NULL)",
-        "CREATE TABLE secrets(name text PRIMARY KEY, value bytea NOT NULL)",
-        """CREATE TABLE tenants(
+    return _partitioned(
+        [
+            "CREATE TABLE meta(key text PRIMARY KEY, value text NOT NULL)",
+            "CREATE TABLE secrets(name text PRIMARY KEY, value bytea NOT NULL)",
+            """CREATE TABLE tenants(
             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             key text NOT NULL UNIQUE,
             handle text,
             version bigint NOT NULL DEFAULT 0)""",
-        """CREATE TABLE turns(
+            """CREATE TABLE turns(
             tenant_id bigint NOT NULL REFERENCES tenants(id),
             id bigint GENERATED ALWAYS AS IDENTITY,
             uid text NOT NULL,
@@ -158,9 +187,9 @@ def _schema(dim: int) -> list[str]:
             metadata text NOT NULL DEFAULT '{}',
             PRIMARY KEY (tenant_id, id),
             UNIQUE (tenant_id, uid))""",
-        "CREATE INDEX turns_id ON turns(id)",
-        "CREATE INDEX turns_tenant ON turns(tenant_id, at)",
-        """CREATE TABLE memories(
+            "CREATE INDEX turns_id ON turns(id)",
+            "CREATE INDEX turns_tenant ON turns(tenant_id, at)",
+            """CREATE TABLE memories(
             tenant_id bigint NOT NULL REFERENCES tenants(id),
             id bigint GENERATED ALWAYS AS IDENTITY,
             uid text NOT NULL,
@@ -178,12 +207,12 @@ def _schema(dim: int) -> list[str]:
             UNIQUE (tenant_id, uid),
             FOREIGN KEY (tenant_id, superseded_by) REFERENCES memories(tenant_id, id)
                 ON DELETE SET NULL (superseded_by))""",
-        "CREATE INDEX memories_id ON memories(id)",
-        "CREATE INDEX memories_tenant_state ON memories(tenant_id, state)",
-        "CREATE INDEX memories_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL",
-        "CREATE INDEX memories_successor ON memories(tenant_id, superseded_by)"
-        " WHERE superseded_by IS NOT NULL",
-        """CREATE TABLE provenance(
+            "CREATE INDEX memories_id ON memories(id)",
+            "CREATE INDEX memories_tenant_state ON memories(tenant_id, state)",
+            "CREATE INDEX memories_expiry ON memories(expires_at) WHERE expires_at IS NOT NULL",
+            "CREATE INDEX memories_successor ON memories(tenant_id, superseded_by)"
+            " WHERE superseded_by IS NOT NULL",
+            """CREATE TABLE provenance(
             tenant_id bigint NOT NULL,
             memory_id bigint NOT NULL,
             turn_id bigint NOT NULL,
@@ -192,10 +221,10 @@ def _schema(dim: int) -> list[str]:
                 ON DELETE CASCADE,
             FOREIGN KEY (tenant_id, turn_id) REFERENCES turns(tenant_id, id)
                 ON DELETE CASCADE)""",
-        "CREATE INDEX provenance_memory ON provenance(memory_id)",
-        "CREATE INDEX provenance_turn ON provenance(turn_id, memory_id)",
-        "CREATE INDEX provenance_tenant_turn ON provenance(tenant_id, turn_id)",
-        """CREATE TABLE audit(
+            "CREATE INDEX provenance_memory ON provenance(memory_id)",
+            "CREATE INDEX provenance_turn ON provenance(turn_id, memory_id)",
+            "CREATE INDEX provenance_tenant_turn ON provenance(tenant_id, turn_id)",
+            """CREATE TABLE audit(
             seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             at double precision NOT NULL,
             tenant text NOT NULL,
@@ -204,11 +233,11 @@ def _schema(dim: int) -> list[str]:
             refs text NOT NULL,
             prev text NOT NULL,
             hash text NOT NULL)""",
-        """CREATE TABLE audit_refs(
+            """CREATE TABLE audit_refs(
             ref text NOT NULL,
             seq bigint NOT NULL REFERENCES audit(seq),
             PRIMARY KEY (ref, seq))""",
-        """CREATE TABLE lexicon(
+            """CREATE TABLE lexicon(
             tenant_id bigint NOT NULL,
             id bigint GENERATED ALWAYS AS IDENTITY,
             digest bytea NOT NULL,
@@ -216,35 +245,51 @@ def _schema(dim: int) -> list[str]:
             tdf integer NOT NULL DEFAULT 0,
             PRIMARY KEY (tenant_id, id),
             UNIQUE (tenant_id, digest))""",
-        *postings,
-        """CREATE TABLE term_stats(
+            *postings,
+            """CREATE TABLE term_stats(
             tenant_id bigint NOT NULL,
             kind text NOT NULL,
             docs bigint NOT NULL,
             length bigint NOT NULL,
             PRIMARY KEY (tenant_id, kind))""",
-        f"""CREATE TABLE memory_vectors(
+            f"""CREATE TABLE memory_vectors(
             tenant_id bigint NOT NULL,
             id bigint NOT NULL,
             embedding vector({int(dim)}) NOT NULL,
             PRIMARY KEY (tenant_id, id))""",
-        "CREATE INDEX memory_vectors_hnsw ON memory_vectors"
-        " USING hnsw (embedding vector_cosine_ops)",
-        *(
-            f"ALTER TABLE {table} ALTER COLUMN {column} SET STATISTICS 0"
-            for table, columns in _NO_STATISTICS.items()
-            for column in columns
-        ),
-    ]
+            "CREATE INDEX memory_vectors_hnsw ON memory_vectors"
+            " USING hnsw (embedding vector_cosine_ops)",
+            # The parts a forget left dead rows in, until erase() rewrites them
+            # (committed with the forget, so no process's erase() misses one).
+            "CREATE TABLE erasure_queue(seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
+            " part integer NOT NULL)",
+            *(
+                f"ALTER TABLE {table} ALTER COLUMN {column} SET STATISTICS 0"
+                for table, columns in _NO_STATISTICS.items()
+                for column in columns
+            ),
+        ]
+    )
 
 
 # What a store holds from birth (api_keys comes with the first server).
 _OWN_TABLES = frozenset(
-    {"meta", "secrets", "tenants", "turns", "memories", "provenance", "audit", "audit_refs"}
-    | {"lexicon", "memory_terms", "turn_terms", "term_stats", "memory_vectors"}
+    {"meta", "secrets", "tenants", "audit", "audit_refs", "erasure_queue", *_TENANT_TABLES}
 )
 
 _FOREIGN = "a PostgreSQL database with tables unrecall did not make"
+
+
+def _check_tables(tables: set[str]) -> None:
+    """Refuse a database that is not a store of this layout."""
+    if tables and not tables >= _OWN_TABLES:
+        if _OWN_TABLES - tables == {"erasure_queue"}:
+            raise StoreError(
+                "this PostgreSQL store has a development layout from before tenant partitions;"
+                " it cannot be opened: export its users and add them to a new database"
+            )
+        raise NotAStore(_FOREIGN)
+
 
 _API_KEYS = (
     "CREATE TABLE IF NOT EXISTS api_keys(id text PRIMARY KEY, digest bytea NOT NULL UNIQUE,"
@@ -323,6 +368,9 @@ class _Local(threading.local):
         self.iterative = False  # hnsw.iterative_scan set in this transaction
         # pending_docs may hold rows (documents' df and length not yet counted)
         self.pending = False
+        # a DELETE or UPDATE ran: the touched tenants' parts hold dead rows
+        self.removed = False
+        self.dropped: set[int] = set()  # tenants erased whole (not in touched)
 
 
 class PostgresStorage:
@@ -381,16 +429,21 @@ class PostgresStorage:
                         " WHERE table_schema = current_schema()"
                     )
                 }
-                if tables and not tables >= _OWN_TABLES:
-                    raise NotAStore(_FOREIGN)
+                _check_tables(tables)
                 if not tables:
                     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
                     for stmt in _schema(self.dim):
                         conn.execute(stmt)
                     conn.execute(
                         "INSERT INTO meta VALUES ('schema_version', %s), ('embedder', %s),"
-                        " ('dim', %s), ('created_at', %s)",
-                        (str(SCHEMA_VERSION), embedder_name, str(self.dim), str(time.time())),
+                        " ('dim', %s), ('created_at', %s), ('partitions', %s)",
+                        (
+                            str(SCHEMA_VERSION),
+                            embedder_name,
+                            str(self.dim),
+                            str(time.time()),
+                            str(PARTITIONS),
+                        ),
                     )
                     conn.execute(
                         "INSERT INTO secrets VALUES ('store_key', %s)", (secrets.token_bytes(32),)
@@ -411,6 +464,7 @@ class PostgresStorage:
         if version < SCHEMA_VERSION:
             # no older PostgreSQL layout exists yet: nothing to migrate from
             raise StoreError(f"store schema v{version} is not a known PostgreSQL layout")
+        self._partitions = int(meta["partitions"])
         stored = meta.get("embedder")
         if stored != embedder_name:
             raise StoreError(
@@ -453,6 +507,8 @@ class PostgresStorage:
         conn = self._local.conn
         if conn is None:
             raise StoreError("a write outside a transaction")
+        if sql.startswith(("DELETE", "UPDATE")):
+            self._local.removed = True  # the old row versions stay until erase()
         try:
             cur = conn.execute(sql, args)  # type: ignore[arg-type]
             return cur.fetchall() if cur.description is not None else []
@@ -495,6 +551,8 @@ class PostgresStorage:
             local.terms.clear()
             local.iterative = False
             local.pending = False
+            local.removed = False
+            local.dropped.clear()
             try:
                 yield
             except BaseException:
@@ -538,6 +596,13 @@ class PostgresStorage:
         touched = sorted(local.touched)
         try:
             self._count_pending()
+            if local.removed and (local.touched or local.dropped):
+                conn.execute(
+                    "INSERT INTO erasure_queue(part) SELECT DISTINCT r"
+                    " FROM unnest(%s::bigint[]) AS t, generate_series(0, %s - 1) AS r"
+                    " WHERE satisfies_hash_partition('memories'::regclass, %s, r, t)",
+                    (sorted(local.touched | local.dropped), self._partitions, self._partitions),
+                )
             if touched:
                 conn.execute(
                     "UPDATE tenants SET version = version + 1 WHERE id = ANY(%s)", (touched,)
@@ -582,19 +647,30 @@ class PostgresStorage:
             raise _wrap(exc) from None
 
     def _rewrite(
-        self, conn: psycopg.Connection[Any], tick: Callable[[], None] | None = None
+        self,
+        conn: psycopg.Connection[Any],
+        tick: Callable[[], None] | None = None,
+        everything: bool = False,
     ) -> bool:
-        """VACUUM FULL every content table (new files with the live rows
-        only; a plain VACUUM frees dead rows' space without zeroing it), then
-        switch to a new WAL segment and checkpoint, twice, so the segments
-        that held the deleted rows and their page images are removed. True
-        when that left no copy: no ``erasure_gaps`` on the server, and no
-        other session of this database holding a snapshot that may still see
-        the deleted rows (VACUUM FULL keeps those). That is checked before
-        the rewrite, waiting up to the busy timeout for such a snapshot to
-        end: a snapshot taken later cannot see rows whose delete committed."""
+        """VACUUM FULL the tenant-table parts that committed forgets left
+        dead rows in (``erasure_queue``; every part with ``everything``) and
+        the shared content tables: new files with the live rows only (a plain
+        VACUUM frees dead rows' space without zeroing it). Then switch to a
+        new WAL segment and checkpoint, twice, so the segments that held the
+        deleted rows and their page images are removed. True when that left
+        no copy: no ``erasure_gaps`` on the server, and no other session of
+        this database holding a snapshot that may still see the deleted rows
+        (VACUUM FULL keeps those). That is checked after the queue is read
+        and before the rewrite, waiting up to the busy timeout for such a
+        snapshot to end: a snapshot taken later cannot see rows whose delete
+        committed. The queue entries read go only when the rewrite was clean."""
+        with conn.transaction():  # under the write lock no forget is mid-commit
+            self._lock(conn)
+            queued = conn.execute("SELECT part, seq FROM erasure_queue").fetchall()
         clean = self._no_older_snapshots(conn)
-        tables = list(_CONTENT_TABLES)
+        parts = range(self._partitions) if everything else sorted({p for p, _ in queued})
+        tables = [f"{t}_p{p}" for p in parts for t in _TENANT_TABLES]
+        tables += _SHARED_CONTENT_TABLES
         if conn.execute("SELECT to_regclass('api_keys')").fetchone()[0] is not None:  # type: ignore[index]
             tables.append("api_keys")
         conn.execute(f"SET lock_timeout = {self._lock_ms}")
@@ -605,6 +681,10 @@ class PostgresStorage:
                     tick()
         finally:
             conn.execute("RESET lock_timeout")
+        if clean and queued:
+            conn.execute(
+                "DELETE FROM erasure_queue WHERE seq <= %s", (max(seq for _, seq in queued),)
+            )
         try:
             for _ in range(2):
                 conn.execute("SELECT pg_switch_wal()")
@@ -710,14 +790,15 @@ class PostgresStorage:
         return sorted(out)
 
     def compact(self, tick: Callable[[], None] | None = None) -> None:
-        """The rewrite ``erase()`` runs (``_rewrite``): VACUUM FULL of the
-        content tables, giving their space back to the file system, and the
-        WAL pass; ``tick`` is called between tables."""
+        """The rewrite ``erase()`` runs (``_rewrite``), of every part of every
+        content table rather than the queued ones: VACUUM FULL, giving their
+        space back to the file system, and the WAL pass; ``tick`` is called
+        between tables."""
         if self.held():
             raise StoreError("compact cannot run inside a transaction")
         try:
             with self._pool.connection() as conn:
-                self._rewrite(conn, tick)
+                self._rewrite(conn, tick, everything=True)
         except psycopg.Error as exc:
             raise _wrap(exc) from None
 
@@ -786,6 +867,7 @@ class PostgresStorage:
                 )
             self._write("DELETE FROM tenants WHERE id = %s", t)
             self._local.touched.discard(tenant_id)
+            self._local.dropped.add(tenant_id)
             self._local.terms.clear()
         return int(memories), int(turns)
 
@@ -1506,8 +1588,7 @@ def peek(url: str) -> StoreInfo | None:
             }
             if not tables:
                 return None
-            if not tables >= _OWN_TABLES:
-                raise NotAStore(_FOREIGN)
+            _check_tables(tables)
             meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
             held = " OR ".join(
                 f"EXISTS (SELECT 1 FROM {t})"
