@@ -89,9 +89,11 @@ def test_add_dash_with_empty_stdin_is_a_clear_error(
 def test_chat_stores_then_forgets_and_never_prints_the_value(
     common: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # eight digits: the verify below scans the whole server, whose catalogue
+    # names relations by number (pg_toast_24471 matched a 4-digit code)
     feed(
         monkeypatch,
-        "my locker code is 4471\n"
+        "my locker code is 60418273\n"
         "\n"
         "assistant: Noted, I will keep your locker code in mind.\n"
         "please forget my locker code\n",
@@ -104,12 +106,12 @@ def test_chat_stores_then_forgets_and_never_prints_the_value(
     assert lines[2].startswith("3. forget request: kind ") and "strategy " in lines[2]
     said = erased_from_disk(common)
     assert "memories removed" in lines[2] and said in lines[2]
-    assert "4471" not in out + err
+    assert "60418273" not in out + err
     status, out, _ = run(capsys, "search", "locker code", *common, "--json")
-    assert status == 0 and not any("4471" in h["text"] for h in json.loads(out))
+    assert status == 0 and not any("60418273" in h["text"] for h in json.loads(out))
     if said.endswith("yes"):  # where erasure is claimed, the scan proves it
-        status, out, _ = run(capsys, "verify", "4471", *common)
-        assert status == 0 and out.startswith("clean")
+        status, out, _ = run(capsys, "verify", "60418273", *common)
+        assert status == 0 and out.startswith("clean"), out
 
 
 def test_chat_json_is_one_report_per_turn_without_text(

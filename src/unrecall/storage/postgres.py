@@ -668,8 +668,21 @@ class PostgresStorage:
             self._lock(conn)
             queued = conn.execute("SELECT part, seq FROM erasure_queue").fetchall()
         clean = self._no_older_snapshots(conn)
-        parts = range(self._partitions) if everything else sorted({p for p, _ in queued})
-        tables = [f"{t}_p{p}" for p in parts for t in _TENANT_TABLES]
+        if everything:
+            # every part that has pages; rewriting the never-written ones
+            # would only grow the catalogue (a new file per table each time)
+            tables = [
+                name
+                for (name,) in conn.execute(
+                    "SELECT relname::text FROM pg_class WHERE relname = ANY(%s)"
+                    " AND relnamespace = current_schema()::regnamespace"
+                    " AND pg_relation_size(oid) > 0 ORDER BY relname",
+                    ([f"{t}_p{p}" for p in range(self._partitions) for t in _TENANT_TABLES],),
+                )
+            ]
+        else:
+            parts = sorted({p for p, _ in queued})
+            tables = [f"{t}_p{p}" for p in parts for t in _TENANT_TABLES]
         tables += _SHARED_CONTENT_TABLES
         if conn.execute("SELECT to_regclass('api_keys')").fetchone()[0] is not None:  # type: ignore[index]
             tables.append("api_keys")
