@@ -35,15 +35,17 @@ def recalled(mem: Memory, query: str, k: int = 10) -> str:
 
 
 def test_factual_request_removes_the_value_and_keeps_its_look_alike(mem: Memory) -> None:
-    say(mem, "user", "My bank PIN is 9032 and my gym locker code is 9033.")
+    # six digits: verified_clean scans a whole server, whose catalogue names
+    # relations by number (pg_toast_29032 matched a 4-digit PIN in CI)
+    say(mem, "user", "My bank PIN is 903217 and my gym locker code is 903218.")
     say(mem, "user", "My sister Ana lives in Porto.")
-    report = say(mem, "user", "Please forget my PIN 9032.", session="s2", at=T0 + DAY)
+    report = say(mem, "user", "Please forget my PIN 903217.", session="s2", at=T0 + DAY)
     (req,) = report.requests
     assert req.kind == "factual" and req.count == 1 and req.match == "identifier"
-    assert "9032" not in held(mem)
-    assert "9033" in recalled(mem, "gym locker code")
+    assert "903217" not in held(mem)
+    assert "903218" in recalled(mem, "gym locker code")
     assert "porto" in recalled(mem, "where does my sister live")
-    assert verified_clean(mem, ["9032"])
+    assert verified_clean(mem, ["903217"])
 
 
 def test_request_turn_is_stored_redacted_and_report_has_no_content(mem: Memory) -> None:

@@ -26,7 +26,9 @@ from unrecall import Memory
 from unrecall.control import receipts
 from unrecall.errors import StoreError
 
-SECRET = "locker code 4821"
+# eight digits: the scans read a whole server, whose catalogue and log hold
+# numbers (OIDs, PIDs) that a 4-digit code matched by chance in CI
+SECRET = "locker code 48213967"
 TEA = "Oolong tea from Dharamsala"
 
 
@@ -69,7 +71,7 @@ def _first(mem: Memory, user: str = "u") -> str:
 
 
 HARD: dict[str, Callable[[Memory], Any]] = {
-    "purge": lambda m: m.purge("4821", user_id="u"),
+    "purge": lambda m: m.purge("48213967", user_id="u"),
     "delete": lambda m: m.delete(_first(m), user_id="u"),
     "delete_turn": lambda m: m.delete(m.get(_first(m), user_id="u").sources[0], user_id="u"),
     "delete_all": lambda m: m.delete_all(user_id="u"),
@@ -124,14 +126,14 @@ TAMPER: dict[str, Callable[[dict[str, Any]], None]] = {
 
 @pytest.mark.parametrize("field", sorted(TAMPER))
 def test_a_tampered_field_fails(mem: Memory, field: str) -> None:
-    receipt = mem.purge("4821", user_id="u").receipt
+    receipt = mem.purge("48213967", user_id="u").receipt
     assert receipt is not None
     verdict = receipts.verify(_tampered(receipt, TAMPER[field]), _public(mem))
     assert not verdict.ok and "signature" in verdict.reason
 
 
 def test_another_key_fails_both_ways(mem: Memory) -> None:
-    receipt = mem.purge("4821", user_id="u").receipt
+    receipt = mem.purge("48213967", user_id="u").receipt
     other = Ed25519PrivateKey.generate()
     # the store's receipt checked with a stranger's key
     assert not receipts.verify(receipt, other.public_key()).ok
@@ -146,8 +148,8 @@ def test_another_key_fails_both_ways(mem: Memory) -> None:
 
 def test_the_receipt_holds_no_forgotten_text_nor_a_digest_of_it(mem: Memory) -> None:
     report = mem.forget("forget that I drink oolong tea from Dharamsala", user_id="u")
-    purge = mem.purge("4821", user_id="u")
-    for probe in (TEA, "Dharamsala", "4821", SECRET):
+    purge = mem.purge("48213967", user_id="u")
+    for probe in (TEA, "Dharamsala", "48213967", SECRET):
         for receipt in (report.receipt, purge.receipt):
             text = json.dumps(receipt).casefold()
             assert probe.casefold() not in text
@@ -158,7 +160,7 @@ def test_the_receipt_holds_no_forgotten_text_nor_a_digest_of_it(mem: Memory) -> 
 
 
 def test_the_audit_head_in_the_receipt_matches_the_chain(mem: Memory) -> None:
-    receipt = mem.purge("4821", user_id="u").receipt
+    receipt = mem.purge("48213967", user_id="u").receipt
     head = mem.audit.head()
     assert head is not None
     assert receipt["payload"]["head"] == {"seq": head.seq, "hash": head.hash}
@@ -183,7 +185,7 @@ def test_a_receipt_cites_its_own_event_not_another_threads(mem: Memory) -> None:
 def test_the_key_file_is_beside_and_outside_the_store(
     mem: Memory, store_location: str, home: Path
 ) -> None:
-    mem.purge("4821", user_id="u")
+    mem.purge("48213967", user_id="u")
     key_file = default_key(store_location, home)
     assert key_file.is_file() and stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert key_file not in mem.storage.files()
@@ -199,7 +201,7 @@ def test_the_key_file_is_beside_and_outside_the_store(
         except FileNotFoundError:  # a server's file, removed since it was listed
             continue
         assert raw not in data and key_file.read_bytes() not in data
-    scan = mem.verify_erased([SECRET, "4821"])
+    scan = mem.verify_erased([SECRET, "48213967"])
     assert scan.files and not any("receipt-key" in f for f in scan.files)
     # clean where the backend claims erasure; elsewhere it says it does not
     assert scan.clean if erases(mem) else mem.storage.erase() is False, scan.to_dict()["via"]
@@ -251,7 +253,7 @@ def issued(mem: Memory, tmp_path: Path, store_location: str) -> tuple[Path, Path
     """A purge's report JSON (as ``--json`` prints it), the public key PEM
     and the store's location (its file, or its database URL)."""
     report = tmp_path / "report.json"
-    report.write_text(json.dumps(mem.purge("4821", user_id="u").to_dict()))
+    report.write_text(json.dumps(mem.purge("48213967", user_id="u").to_dict()))
     key = tmp_path / "key.pem"
     key.write_text(mem.receipt_public_key())
     return report, key, store_location
