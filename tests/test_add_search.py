@@ -302,3 +302,44 @@ def test_fusion_keeps_how_far_ahead_a_hit_is(monkeypatch: pytest.MonkeyPatch) ->
     tie = _fuse([(1, 4.0)], [(2, 0.7), (1, 0.3)])
     assert tie[0][1][0] == tie[1][1][0]
     assert [m for m, _ in tie] == [1, 2]
+
+
+def test_statements_name_each_memorys_first_turn_and_its_siblings(fast_mem: Memory) -> None:
+    # The storage lookup behind statement recall, on two tenants whose turns
+    # interleave: each memory's group is its first source turn and every
+    # memory with an edge to that turn (in id order), never another tenant's.
+    storage, at = fast_mem.storage, time.time()
+    tenants = [storage.tenant(f"statements-{i}", True) for i in range(2)]
+    edges: dict[int, list[int]] = {}  # memory -> its source turns
+    firsts: list[tuple[int, int]] = []  # (first clause, turn) of each turn
+    with storage.transaction():
+        for round_ in range(3):
+            for tenant_id in tenants:
+                turn = storage.add_turn(tenant_id, "user", f"turn {round_}", None, at, {})
+                clauses = [
+                    storage.add_memory(
+                        tenant_id,
+                        text=f"clause {round_}.{c}",
+                        kind="note",
+                        agent_id=None,
+                        run_id=None,
+                        at=at,
+                        expires_at=None,
+                        metadata={},
+                        sources=[turn.id],
+                    ).id
+                    for c in range(round_ + 1)
+                ]
+                edges.update({m: [turn.id] for m in clauses})
+                firsts.append((clauses[0], turn.id))
+        # a repetition in the tenant's next turn: the memory's statement stays
+        # its first turn, and it joins the next turn's group
+        for (mid, _), (_, turn_id) in zip(firsts, firsts[2:], strict=False):
+            storage.link([mid], turn_id)
+            edges[mid].append(turn_id)
+    expected = {
+        m: (min(turns), sorted(o for o, ts in edges.items() if min(turns) in ts))
+        for m, turns in edges.items()
+    }
+    assert storage.statements(list(edges)) == expected
+    assert storage.statements([]) == {}

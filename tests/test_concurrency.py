@@ -267,3 +267,42 @@ def test_readers_and_writers_keep_the_vector_caches_true(tmp_path: Path) -> None
         _cached_equals_table(mem)
         _cached_equals_table(other)
         assert mem.storage._readers  # the read connections were used
+
+
+def _add_and_close(path: str) -> None:
+    with Memory(path, embedder="hashing") as mem:
+        mem.add("another process was here zqother", user_id="u")
+
+
+def _count(path: str, out: Any) -> None:
+    with Memory(path, embedder="hashing") as mem:
+        out.put(sorted(m.text for m in mem.get_all(user_id="u")))
+
+
+def test_a_raw_scan_keeps_this_processs_locks_on_the_store(tmp_path: Path) -> None:
+    # Closing any descriptor of a file drops every POSIX lock the process
+    # holds on it, SQLite's included (sqlite.org/howtocorrupt.html, 2.2).
+    # verify_erased read the store's files in-process: another process then
+    # took the store for unused when it closed, checkpointed it and deleted
+    # the WAL under this one, whose later commits no other process saw. The
+    # scan now reads in a child process.
+    path = str(tmp_path / "locks.db")
+    ctx = multiprocessing.get_context("spawn")
+    with Memory(path, embedder="hashing") as mem:
+        mem.add("the first fact zqfirst", user_id="u")
+        assert mem.verify_erased(["zqnever"]).clean
+        other = ctx.Process(target=_add_and_close, args=(path,))
+        other.start()
+        other.join(60)
+        assert other.exitcode == 0
+        mem.add("the fact after the scan zqafter", user_id="u")
+        out = ctx.Queue()
+        reader = ctx.Process(target=_count, args=(path, out))
+        reader.start()
+        seen = out.get(timeout=60)
+        reader.join(60)
+    assert seen == [
+        "another process was here zqother",
+        "the fact after the scan zqafter",
+        "the first fact zqfirst",
+    ]

@@ -10,15 +10,16 @@ text or as raw bytes (the key sits in the same file, so such digests of a
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import ahocorasick
-
-from unrecall.errors import InvalidInput
+from unrecall.errors import InvalidInput, StoreError
 
 
 @dataclass(frozen=True)
@@ -64,34 +65,30 @@ def _digest_forms(digest: str) -> set[bytes]:
 CHUNK = 1 << 24  # bytes read at a time: memory stays bounded at any file size
 
 
-def _count(path: Path, needles: set[bytes]) -> Counter[bytes]:
-    """Occurrences of every needle in a file, in one streamed pass.
-
-    Aho-Corasick finds every occurrence of every needle, overlapping ones
-    included, so the cost is one read of the file however many probes and
-    forms there are. Bytes are read as latin-1 text (one character a byte),
-    and a chunk carries the tail of the one before, so a needle across the
-    boundary is found once: by the chunk it ends in.
-    """
-    automaton = ahocorasick.Automaton()
-    for needle in needles:
-        automaton.add_word(needle.decode("latin-1"), needle)
-    automaton.make_automaton()
-    keep = max(map(len, needles)) - 1
-    counts: Counter[bytes] = Counter()
-    tail = b""
-    try:
-        f = path.open("rb")
-    except FileNotFoundError:  # removed since it was listed (a server's temp file): holds nothing
-        return counts
-    with f:
-        while chunk := f.read(CHUNK):
-            buf = tail + chunk
-            for end, needle in automaton.iter(buf.decode("latin-1")):
-                if end >= len(tail):
-                    counts[needle] += 1
-            tail = buf[-keep:] if keep else b""
-    return counts
+def _counts(files: Sequence[Path], needles: set[bytes]) -> dict[str, Counter[bytes]]:
+    """Occurrences of every needle in each file, counted by ``raw_scan`` in
+    a child process: a descriptor this process opened and closed on a store
+    file would drop SQLite's locks on it (see that module). The needles go
+    through a pipe, never onto a command line or into a file."""
+    order = sorted(needles)
+    request = {
+        "files": [str(p) for p in files],
+        "needles": [n.hex() for n in order],
+        "chunk": CHUNK,
+    }
+    done = subprocess.run(
+        [sys.executable, "-P", str(Path(__file__).with_name("raw_scan.py"))],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:  # its stderr is not repeated: it may quote a file's bytes
+        raise StoreError(f"the raw scan of the store's files failed (exit {done.returncode})")
+    return {
+        name: Counter({order[int(i)]: n for i, n in seen.items()})
+        for name, seen in json.loads(done.stdout).items()
+    }
 
 
 def scan_files(
@@ -114,7 +111,7 @@ def scan_files(
         for probe in probes
     ]
     needles = set().union(*plain, *(f for forms in hashed for f in forms))
-    counts = {str(p): _count(p, needles) for p in files} if needles else {}
+    counts = _counts(files, needles) if needles else {}
     found: dict[int, dict[str, int]] = {}
     via: dict[int, list[str]] = {}
     for i in range(len(probes)):

@@ -1044,17 +1044,27 @@ class PostgresStorage:
         every memory derived from that turn, in id order."""
         if not memory_ids:
             return {}
-        rows = self._rows(
-            "SELECT f.memory_id, f.turn_id, p.memory_id FROM (SELECT tenant_id, memory_id,"
-            " min(turn_id) AS turn_id FROM provenance WHERE memory_id = ANY(%s)"
-            " GROUP BY tenant_id, memory_id) AS f JOIN provenance AS p"
-            " ON p.tenant_id = f.tenant_id AND p.turn_id = f.turn_id"
-            " ORDER BY f.memory_id, p.memory_id",
+        firsts = self._rows(
+            "SELECT tenant_id, memory_id, min(turn_id) FROM provenance"
+            " WHERE memory_id = ANY(%s) GROUP BY tenant_id, memory_id ORDER BY memory_id",
             (list(memory_ids),),
         )
+        # The siblings by tenant, so each read touches one part through its
+        # (tenant_id, turn_id) index: joined to the first query, the planner
+        # costed a probe of all 16 parts per row and sorted the whole
+        # provenance table instead, O(store).
+        siblings: dict[tuple[int, int], list[int]] = {}
+        for tenant_id in sorted({f[0] for f in firsts}):
+            turn_ids = sorted({f[2] for f in firsts if f[0] == tenant_id})
+            for tid, sibling in self._rows(
+                "SELECT turn_id, memory_id FROM provenance WHERE tenant_id = %s"
+                " AND turn_id = ANY(%s) ORDER BY memory_id",
+                (tenant_id, turn_ids),
+            ):
+                siblings.setdefault((tenant_id, tid), []).append(sibling)
         out: dict[int, tuple[int, list[int]]] = {}
-        for mid, tid, sibling in rows:
-            out.setdefault(mid, (tid, []))[1].append(sibling)
+        for tenant_id, mid, tid in firsts:
+            out[mid] = (tid, siblings.get((tenant_id, tid), []))
         return out
 
     def derived(self, turn_ids: Sequence[int]) -> list[int]:
