@@ -25,7 +25,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from serve_load import fact, query, seed
 
 from unrecall import Memory
-from unrecall.storage.sqlite import BM25_B, BM25_IDF_FLOOR, BM25_K1, _ids
+from unrecall.storage.bm25 import IDF_FLOOR as BM25_IDF_FLOOR
+from unrecall.storage.bm25 import K1 as BM25_K1
+from unrecall.storage.bm25 import B as BM25_B
+from unrecall.storage.sqlite import _ids
 
 POOL = 80  # what Memory.search asks BM25 for at k=5
 

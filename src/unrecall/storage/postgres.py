@@ -46,7 +46,6 @@ content are never sampled into ``pg_statistic`` (statistics target 0).
 from __future__ import annotations
 
 import json
-import math
 import os
 import secrets
 import threading
@@ -66,12 +65,10 @@ from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool
 
 from unrecall.errors import StoreBusy, StoreError
+from unrecall.storage import bm25
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION
 from unrecall.storage.sqlite import (
-    BM25_B,
-    BM25_IDF_FLOOR,
-    BM25_K1,
     BUSY_TIMEOUT_S,
     NotAStore,
     new_uid,
@@ -365,6 +362,7 @@ class _Local(threading.local):
         self.touched: set[int] = set()
         # (tenant id, hex digest) -> lexicon id, for the open transaction
         self.terms: dict[tuple[int, str], int] = {}
+        self.pipeline: psycopg.Pipeline | None = None  # the transaction's pipeline
         self.iterative = False  # hnsw.iterative_scan set in this transaction
         # pending_docs may hold rows (documents' df and length not yet counted)
         self.pending = False
@@ -503,15 +501,28 @@ class PostgresStorage:
         rows = self._rows(sql, args)
         return rows[0][0] if rows else None
 
-    def _write(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> None:
+        """Send a statement of the open transaction without waiting for it:
+        the transaction runs in pipeline mode, so statements whose result
+        nobody reads cost no round trip each (an error surfaces at the next
+        read, savepoint end or commit, and rolls back as before)."""
+        self._send(sql, args)
+
+    def _returning(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a statement of the open transaction and return its rows."""
+        try:
+            return self._send(sql, args).fetchall()
+        except psycopg.Error as exc:
+            raise _wrap(exc) from None
+
+    def _send(self, sql: str, args: Sequence[Any]) -> psycopg.Cursor[Any]:
         conn = self._local.conn
         if conn is None:
             raise StoreError("a write outside a transaction")
         if sql.startswith(("DELETE", "UPDATE")):
             self._local.removed = True  # the old row versions stay until erase()
         try:
-            cur = conn.execute(sql, args)  # type: ignore[arg-type]
-            return cur.fetchall() if cur.description is not None else []
+            return conn.execute(sql, args)  # type: ignore[arg-type]
         except psycopg.Error as exc:
             raise _wrap(exc) from None
 
@@ -554,43 +565,53 @@ class PostgresStorage:
             local.removed = False
             local.dropped.clear()
             try:
-                yield
+                # Pipeline mode: writes whose result is not read go out
+                # without a round trip each (ingest was round-trip bound).
+                with conn.pipeline() as pipe:
+                    local.pipeline = pipe
+                    try:
+                        yield
+                        self._commit(conn, local)
+                    except BaseException:
+                        # take a failed write's error here: on leaving the
+                        # pipeline psycopg would log its message, which may
+                        # quote a value
+                        with suppress(psycopg.Error):
+                            pipe.sync()
+                        raise
             except BaseException:
                 self._abort(conn)
                 raise
-            self._commit(conn, local)
         finally:
-            local.conn, local.depth = None, 0
+            local.conn, local.depth, local.pipeline = None, 0, None
             local.touched.clear()
             local.terms.clear()
             self._pool.putconn(conn)
 
     def _savepoint(self, local: _Local) -> Iterator[None]:
-        conn = local.conn
-        assert conn is not None
+        conn, pipe = local.conn, local.pipeline
+        assert conn is not None and pipe is not None
         name = f"sp{local.depth}"
-        try:
-            conn.execute(f"SAVEPOINT {name}")
-        except psycopg.Error as exc:
-            raise _wrap(exc) from None
+        conn.execute(f"SAVEPOINT {name}")
         local.depth += 1
         try:
             yield
+            try:  # a write of this level that failed fails this level
+                pipe.sync()
+            except psycopg.Error as exc:
+                raise _wrap(exc) from None
         except BaseException:
             local.depth -= 1
             local.terms.clear()  # lexicon rows made inside are rolled back
             local.pending = True  # pending_docs rows counted inside come back
-            try:
+            with suppress(psycopg.Error):  # a broken connection: the outer level rolls back
+                pipe.sync()
                 conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
                 conn.execute(f"RELEASE SAVEPOINT {name}")
-            except psycopg.Error:
-                pass  # the connection is broken: the outer level rolls back
+                pipe.sync()
             raise
         local.depth -= 1
-        try:
-            conn.execute(f"RELEASE SAVEPOINT {name}")
-        except psycopg.Error as exc:
-            raise _wrap(exc) from None
+        conn.execute(f"RELEASE SAVEPOINT {name}")
 
     def _commit(self, conn: psycopg.Connection[Any], local: _Local) -> None:
         touched = sorted(local.touched)
@@ -608,8 +629,11 @@ class PostgresStorage:
                     "UPDATE tenants SET version = version + 1 WHERE id = ANY(%s)", (touched,)
                 )
             conn.execute("COMMIT")
+            assert local.pipeline is not None
+            local.pipeline.sync()  # the errors of writes sent and not read come here
         except psycopg.Error as exc:
-            self._abort(conn)
+            if isinstance(exc, pgerrors.LockNotAvailable):
+                raise _wrap(exc) from None
             raise StoreError(
                 f"the commit failed ({type(exc).__name__}); nothing was written"
             ) from None
@@ -832,7 +856,7 @@ class PostgresStorage:
                 # again under the write lock: another process may have made it
                 tid = self._scalar("SELECT id FROM tenants WHERE key = %s", (key,))
                 if tid is None:
-                    tid = self._write(
+                    tid = self._returning(
                         "INSERT INTO tenants(key, handle) VALUES (%s, %s) RETURNING id",
                         (key, secrets.token_hex(16)),
                     )[0][0]
@@ -1140,14 +1164,14 @@ class PostgresStorage:
         missing = [d for d in digests if (tenant_id, d) not in cache]
         if missing:
             blobs = [bytes.fromhex(d) for d in missing]
-            for digest, term in self._write(
+            for digest, term in self._returning(
                 "SELECT digest, id FROM lexicon WHERE tenant_id = %s AND digest = ANY(%s)",
                 (tenant_id, blobs),
             ):
                 cache[(tenant_id, bytes(digest).hex())] = term
             new = [b for d, b in zip(missing, blobs, strict=True) if (tenant_id, d) not in cache]
             if new:
-                for digest, term in self._write(
+                for digest, term in self._returning(
                     "INSERT INTO lexicon(tenant_id, digest) SELECT %s, unnest(%s::bytea[])"
                     " RETURNING digest, id",
                     (tenant_id, new),
@@ -1195,7 +1219,7 @@ class PostgresStorage:
             return
         table, df = _POSTINGS[kind], _DF[kind]
         self._count_pending()
-        found = self._write(
+        found = self._returning(
             f"DELETE FROM {table} WHERE tenant_id = %s AND doc = ANY(%s) RETURNING term, doc, len",
             (tenant_id, list(docs)),
         )
@@ -1245,26 +1269,18 @@ class PostgresStorage:
             (tenant_id, kind),
         ).fetchone()
         n, total = (int(stats[0]), int(stats[1])) if stats else (0, 0)
-        weights = [
-            (term, max(math.log((n - min(f, n) + 0.5) / (min(f, n) + 0.5)), BM25_IDF_FLOOR))
-            for term, f in found
-        ]
-        if not require_all:
-            # as in SQLite: a word at the idf floor beside one that informs
-            # moves scores by ~1e-6 and costs most of the postings reads
-            weights = [w for w in weights if w[1] > BM25_IDF_FLOOR] or weights
+        weighted = bm25.weights(found, n, drop_floor=not require_all)
+        score = bm25.part("q.w", "p.tf", "p.len", "%s::float8", real="::float8")
         having = "HAVING count(*) = %s" if require_all else ""
         rows = conn.execute(
-            f"SELECT p.doc, sum(q.w * p.tf * {BM25_K1 + 1}::float8"
-            f" / (p.tf + {BM25_K1}::float8 * ({1 - BM25_B}::float8 + {BM25_B}::float8"
-            " * p.len / %s::float8))) AS s"
+            f"SELECT p.doc, sum({score}) AS s"
             " FROM unnest(%s::bigint[], %s::float8[]) AS q(term, w)"
             f" JOIN {_POSTINGS[kind]} p ON p.tenant_id = %s AND p.term = q.term"
             f" GROUP BY p.doc {having} ORDER BY s DESC, p.doc LIMIT %s",
             (
                 total / n if n else 1.0,
-                [w[0] for w in weights],
-                [w[1] for w in weights],
+                [w[0] for w in weighted],
+                [w[1] for w in weighted],
                 tenant_id,
                 *([len(found)] if require_all else []),
                 limit,
@@ -1385,7 +1401,7 @@ class PostgresStorage:
         digest: str,
     ) -> int:
         """Append an audit row and index it under each ref; its seq."""
-        seq = self._write(
+        seq = self._returning(
             "INSERT INTO audit(at, tenant, op, detail, refs, prev, hash)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING seq",
             (
@@ -1476,7 +1492,7 @@ class PostgresStorage:
     def api_key_revoke(self, key_id: str) -> bool:
         """Delete a key; False when no key has that id."""
         with self.transaction():
-            found = self._write("DELETE FROM api_keys WHERE id = %s RETURNING 1", (key_id,))
+            found = self._returning("DELETE FROM api_keys WHERE id = %s RETURNING 1", (key_id,))
         return bool(found)
 
     # -- migration (``storage.migrate``) ----------------------------------
@@ -1487,7 +1503,7 @@ class PostgresStorage:
 
     def put_turn(self, tenant_id: int, turn: TurnRow) -> TurnRow:
         """Insert a turn as given (uid, time, metadata); a new id."""
-        tid = self._write(
+        tid = self._returning(
             "INSERT INTO turns(tenant_id, uid, role, text, session_id, at, metadata)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s) RETURNING id",
             (
@@ -1506,7 +1522,7 @@ class PostgresStorage:
     def put_memory(self, tenant_id: int, row: MemoryRow, sources: Sequence[int]) -> MemoryRow:
         """Insert a memory as given (uid, state, times) with its provenance
         edges; a new id, no successor link yet, not indexed."""
-        mid = self._write(
+        mid = self._returning(
             "INSERT INTO memories(tenant_id, uid, agent_id, run_id, text, kind, state,"
             " created_at, updated_at, expires_at, metadata)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",

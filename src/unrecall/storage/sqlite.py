@@ -31,7 +31,6 @@ process's writes and erasure checkpoints.
 from __future__ import annotations
 
 import json
-import math
 import os
 import queue
 import secrets
@@ -49,6 +48,7 @@ import numpy as np
 import sqlite_vec
 
 from unrecall.errors import StoreBusy, StoreError
+from unrecall.storage import bm25
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
 from unrecall.storage.vector_cache import TenantVectors
@@ -66,10 +66,6 @@ _IDS = "(SELECT value FROM json_each(?))"
 
 _POSTINGS = {"m": "memory_terms", "t": "turn_terms"}
 _DF = {"m": "mdf", "t": "tdf"}
-# Okapi BM25's usual constants (FTS5's too).
-BM25_K1 = 1.2
-BM25_B = 0.75
-BM25_IDF_FLOOR = 1e-6  # FTS5's: an idf never below it
 # vector_log rows kept: a process further behind reloads its matrices.
 VECTOR_LOG_KEEP = 20_000
 
@@ -919,27 +915,16 @@ class SQLiteStorage:
             (tenant_id, kind),
         ).fetchone()
         n, total = stats if stats else (0, 0)
-        weights = [
-            [term, max(math.log((n - min(f, n) + 0.5) / (min(f, n) + 0.5)), BM25_IDF_FLOOR)]
-            for term, f in found
-        ]
-        if not require_all:
-            # A word in over half the documents sits at the idf floor: it
-            # moves a score by ~1e-6, yet its postings are most of the work
-            # ("booked" in all 10k memories: 13.4 ms, 3.0 without it, same
-            # top 80; bench/op_costs.py). Beside a word that informs, it is
-            # left out; alone, it still ranks.
-            weights = [w for w in weights if w[1] > BM25_IDF_FLOOR] or weights
+        weighted = bm25.weights(found, n, drop_floor=not require_all)
+        score = bm25.part("q.w", "p.tf", "p.len", "?")
         having = "HAVING count(*) = ?" if require_all else ""
         # The weights are unpacked once (MATERIALIZED), not once per posting.
         rows = db.execute(
             "WITH q(term, w) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(?))"
-            f" SELECT p.doc, sum(q.w * p.tf * {BM25_K1 + 1}"
-            f" / (p.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * p.len / ?))) AS s"
-            f" FROM q JOIN {_POSTINGS[kind]} p ON p.term = q.term"
+            f" SELECT p.doc, sum({score}) AS s FROM q JOIN {_POSTINGS[kind]} p ON p.term = q.term"
             f" GROUP BY p.doc {having} ORDER BY s DESC, p.doc LIMIT ?",
             (
-                json.dumps(weights),
+                json.dumps(weighted),
                 total / n if n else 1.0,
                 *([len(found)] if require_all else []),
                 limit,
