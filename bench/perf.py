@@ -705,7 +705,9 @@ def copy_store(src: Path | str, dst: Path | str) -> None:
     store: to a new database made from it as a template)."""
     if isinstance(src, str) and isinstance(dst, str):
         assert PG is not None
-        PG.sql(f'CREATE DATABASE "{_db_name(dst)}" TEMPLATE "{_db_name(src)}"')
+        # FILE_COPY copies the files; the default (WAL_LOG) writes the
+        # whole database through the WAL, gigabytes at a million memories
+        PG.sql(f'CREATE DATABASE "{_db_name(dst)}" TEMPLATE "{_db_name(src)}" STRATEGY FILE_COPY')
         return
     assert isinstance(src, Path) and isinstance(dst, Path)
     for suffix in ("", "-wal", "-shm"):
@@ -1506,9 +1508,14 @@ def _run(args: argparse.Namespace, command: str, log: Callable[[str], None]) -> 
         "machine": machine(),
         "load": [load_before, load_after],
         "config": {
-            k: v
-            for k, v in vars(args).items()
-            if k not in ("out", "json", "cache_dir", "profile", "rebuild")
+            **{
+                k: v
+                for k, v in vars(args).items()
+                if k not in ("out", "json", "cache_dir", "profile", "rebuild", "pg_dir")
+            },
+            # where the cache is says nothing; whether builds used one does
+            "embed_cache": args.embed_cache is not None,
+            "pg_settings": PG_SETTINGS if PG is not None else None,
         },
         "targets": TARGETS,
         "results": results,

@@ -490,10 +490,12 @@ class PostgresStorage:
         with self._pool.connection() as conn:
             yield conn
 
-    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _rows(
+        self, sql: str, args: Sequence[Any] = (), binary: bool = False
+    ) -> list[tuple[Any, ...]]:
         try:
             with self._reading() as conn:
-                return conn.execute(sql, args).fetchall()  # type: ignore[arg-type]
+                return conn.execute(sql, args, binary=binary).fetchall()  # type: ignore[arg-type]
         except psycopg.Error as exc:
             raise _wrap(exc) from None
 
@@ -1386,6 +1388,7 @@ class PostgresStorage:
         rows = self._rows(
             "SELECT id, embedding FROM memory_vectors WHERE tenant_id = %s AND id = ANY(%s)",
             (tenant_id, list(ids)),
+            binary=True,  # vectors as float4 bytes: parsing their text was 85 us each
         )
         return {int(r[0]): _array(r[1]) for r in rows}
 
