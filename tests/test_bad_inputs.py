@@ -745,3 +745,12 @@ def test_a_directory_is_not_a_store_file(tmp_path: Path) -> None:
 def test_a_device_is_not_a_store_file() -> None:
     with pytest.raises(InvalidInput, match="not a regular file"):
         Memory("/dev/null", embedder="hashing")
+
+
+def test_deferred_erasure_is_refused_where_erasure_is_always_at_commit(tmp_path: Path) -> None:
+    for erasure in ("deferred", "later", None):
+        with pytest.raises(InvalidInput, match="erasure"):
+            Memory(tmp_path / "s.db", embedder="hashing", erasure=erasure)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []  # refused before any file was made
+    with Memory(tmp_path / "s.db", embedder="hashing") as mem:
+        assert mem.erase() is True

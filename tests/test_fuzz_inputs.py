@@ -266,6 +266,7 @@ METHODS: dict[str, tuple[list[str], list[str]]] = {
     "verify_erased": (["strings"], []),
     "verify_audit": ([], []),
     "compact": ([], []),
+    "erase": ([], []),
     "receipt_public_key": ([], []),
 }
 
@@ -457,11 +458,14 @@ def test_fuzz_constructor(
         path=paths,
         embedder=embedders,
         limit=st.one_of(st.none(), limits),
+        erasure=st.one_of(st.none(), st.sampled_from(["commit", "deferred"]), hostile),
     )
-    def run(path: Any, embedder: Any, limit: Any) -> None:
+    def run(path: Any, embedder: Any, limit: Any, erasure: Any) -> None:
         kwargs: dict[str, Any] = {"embedder": embedder}
         if limit is not None:
             kwargs["max_text_chars"] = limit
+        if erasure is not None:
+            kwargs["erasure"] = erasure
         try:
             mem = Memory(path, **kwargs)
         except UnrecallError as err:

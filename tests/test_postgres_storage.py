@@ -296,3 +296,26 @@ def test_a_url_in_unrecall_db_stays_a_url_and_help_never_shows_it(
     with pytest.raises(SystemExit):
         main(["search", "--help"])
     assert "hunter2secret" not in capsys.readouterr().out
+
+
+def test_deferred_erasure_leaves_the_rewrite_to_an_explicit_erase(url: str) -> None:
+    # erasure="deferred": a forget is out of recall at once, says erased=False
+    # and rewrites nothing; one erase() later (this process or another, here
+    # the CLI) rewrites for every forget since.
+    from unrecall.interfaces.cli import main
+
+    with Memory(url, embedder="hashing", erasure="deferred") as mem:
+        secrets_ = [token() for _ in range(3)]
+        for secret in secrets_:
+            mem.add(f"my PIN is {secret}", user_id="u")
+        mem.add("I like herons", user_id="u")
+        reports = [mem.purge(secret, user_id="u") for secret in secrets_]
+        assert [r.erased for r in reports] == [False] * 3
+        assert all(mem.search(s, user_id="u", mode="lexical") == [] for s in secrets_)
+        assert all(raw_hits(mem, s) > 0 for s in secrets_)  # still in the files
+        assert raw_sql(mem, "SELECT count(*) FROM erasure_queue")[0][0] >= 3
+    assert main(["erase", "--db", url, "--embedder", "hashing", "--quiet"]) == 0
+    with Memory(url, embedder="hashing") as mem:
+        assert raw_sql(mem, "SELECT count(*) FROM erasure_queue") == [(0,)]
+        assert mem.verify_erased(secrets_).clean
+        assert [h.text for h in mem.search("herons", user_id="u")] == ["I like herons"]

@@ -118,6 +118,10 @@ class AsyncMemory:
         """``Memory.verify_erased`` in a worker thread."""
         return await asyncio.to_thread(self.sync.verify_erased, strings)
 
+    async def erase(self) -> bool:
+        """``Memory.erase`` in a worker thread."""
+        return await asyncio.to_thread(self.sync.erase)
+
     async def verify_audit(self) -> AuditCheck:
         """``Memory.verify_audit`` in a worker thread."""
         return await asyncio.to_thread(self.sync.verify_audit)

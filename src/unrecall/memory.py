@@ -131,7 +131,12 @@ class Memory:
     ``receipt_key`` is the file of the Ed25519 key hard forgets' receipts
     are signed with (``control.receipts``): default ``$UNRECALL_RECEIPT_KEY``,
     else ``<path>.receipt-key`` beside the store, made on first use; it is
-    never part of the store.
+    never part of the store. ``erasure`` is when forgotten bytes leave the
+    store's files: ``"commit"`` (default), within each forget; or
+    ``"deferred"``, PostgreSQL only, when ``erase()`` is called (a forget is
+    out of recall at once and reports ``erased=False``; ``erase()`` rewrites
+    once for every forget since, which on PostgreSQL costs O(tenant), not
+    O(forget): docs/postgres.md).
     """
 
     def __init__(
@@ -143,6 +148,7 @@ class Memory:
         interpreter: Interpreter | None = None,
         receipt_key: str | os.PathLike[str] | None = None,
         progress: Callable[[str], None] | None = None,
+        erasure: str = "commit",
     ) -> None:
         where = check_store(default_path() if path is None else path)
         # a ``unrecall.progress.Progress`` shows bars for an upgrade and compaction
@@ -151,7 +157,7 @@ class Memory:
         self._receipt_signer: receipts.Signer | None = None
         self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
         self.embedder = make_embedder(embedder)
-        self.storage: Storage = open_storage(where, self.embedder.dim, self.embedder.name)
+        self.storage: Storage = open_storage(where, self.embedder.dim, self.embedder.name, erasure)
         self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
         self.audit = AuditLog(self.storage)
         self.control = ControlPlane(self.storage, self.recall, self.audit)
@@ -805,8 +811,19 @@ class Memory:
         index would hold of its words (a digest of a short value, with the
         key in the file, is the value)."""
         probes = check_probes(strings)
-        self.storage.erase()
+        self.storage.erase(now=True)
         return scan_files(self.storage.files(), probes, digests=self.recall.hasher.probe_digests)
+
+    def erase(self) -> bool:
+        """Push every committed forget out of the store's files now: what a
+        store opened with ``erasure="deferred"`` leaves for this call (run it
+        from a scheduler within the erasure deadline you promise users).
+        True when nothing forgotten is left in the files, the WAL, or any
+        copy the server keeps; False says the work is not done (a lock not
+        granted within the busy timeout, an older snapshot, a server that
+        keeps WAL copies: ``storage.erasure_gaps()``), and the next call
+        finishes it."""
+        return self.storage.erase(now=True)
 
     def verify_audit(self) -> AuditCheck:
         """Walk the audit hash chain and report whether it is intact."""

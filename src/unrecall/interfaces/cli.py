@@ -24,6 +24,7 @@ from unrecall.errors import UnrecallError
 from unrecall.memory import DEFAULT_STORE_HELP, Memory, default_path
 from unrecall.progress import Progress
 from unrecall.records import STATES
+from unrecall.storage import ERASURES
 from unrecall.storage.sqlite import NotAStore
 
 # A chat line starting with this is an assistant turn; any other is the user's.
@@ -48,6 +49,13 @@ def _common() -> argparse.ArgumentParser:
         default="minilm",
         choices=["minilm", "hashing"],
         help="embedder the store was built with",
+    )
+    p.add_argument(
+        "--erasure",
+        default="commit",
+        choices=list(ERASURES),
+        help="when forgotten bytes leave the files: at each forget (default), or deferred"
+        " to 'unrecall erase' (PostgreSQL only)",
     )
     return p
 
@@ -154,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("strings", nargs="*", help="strings to look for; '-' reads lines from stdin")
     cmd("audit", "verify the audit log's hash chain")
     cmd("compact", "rewrite the store file to give deleted rows' space back to the disk")
+    cmd("erase", "push every committed forget out of the store's files now (exit 1 if not done)")
     for name, (module, about) in SERVICES.items():
         importlib.import_module(module).add_arguments(
             sub.add_parser(name, help=about, description=about)
@@ -280,6 +289,9 @@ def _run(mem: Memory, args: argparse.Namespace) -> tuple[Any, int]:
             probes = [line.rstrip("\n") for line in sys.stdin if line.strip()]
         report = mem.verify_erased(probes)
         return report.to_dict(), 0 if report.clean else 1
+    if c == "erase":
+        erased = mem.erase()
+        return {"erased": erased, "gaps": mem.storage.erasure_gaps()}, 0 if erased else 1
     if c == "compact":
         before = mem.storage.size()
         mem.compact()
@@ -303,6 +315,10 @@ def _print(command: str, result: Any, as_json: bool) -> None:
             print("(no memories)")
     elif command == "compact":
         print(f"compacted: {result['bytes_before']} -> {result['bytes_after']} bytes")
+    elif command == "erase":
+        print("erased" if result["erased"] else "NOT erased yet")
+        for gap in result["gaps"]:
+            print(f"  {gap}")
     elif command == "forget" and not (result["count"] or result["turns_removed"]):
         print("forget: nothing matched")
     elif command == "forget":
@@ -374,7 +390,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in SERVICES:
         return int(importlib.import_module(SERVICES[args.command][0]).run_cli(args))
     try:
-        with Memory(args.db, embedder=args.embedder, progress=Progress(args.quiet)) as mem:
+        with Memory(
+            args.db, embedder=args.embedder, progress=Progress(args.quiet), erasure=args.erasure
+        ) as mem:
             if args.command == "chat":
                 return _chat(mem, args)
             result, status = _run(mem, args)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from unrecall.errors import InvalidInput
+from unrecall.storage import ERASURES
 from unrecall.validation import check_store
 
 DEFAULT_PORT = 8420
@@ -97,6 +98,7 @@ class Config:
             raise SystemExit("unrecall serve: set UNRECALL_DB (or give --db)")
         self.db: Path | str = check_store(db)  # a PostgreSQL URL stays a URL
         self.embedder = env.get("UNRECALL_EMBEDDER", "minilm")
+        self.erasure = env.get("UNRECALL_ERASURE", "commit")
         self.max_body = int(env.get("UNRECALL_MAX_BODY", DEFAULT_MAX_BODY))
         self.admin_key = read_admin_key(env.get("UNRECALL_ADMIN_KEY_FILE"), env)
 
@@ -241,7 +243,9 @@ def create_app(config: Config | None = None) -> Any:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> Any:
-        mem = await asyncio.to_thread(AsyncMemory, cfg.db, embedder=cfg.embedder)
+        mem = await asyncio.to_thread(
+            AsyncMemory, cfg.db, embedder=cfg.embedder, erasure=cfg.erasure
+        )
         state["mem"] = mem
         state["keys"] = await asyncio.to_thread(KeyStore, mem.sync.storage)
         try:
@@ -540,6 +544,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["minilm", "hashing"],
         help="embedder the store was built with",
     )
+    parser.add_argument(
+        "--erasure",
+        default="commit",
+        choices=list(ERASURES),
+        help="when forgotten bytes leave the files: at each forget (default), or deferred"
+        " to 'unrecall erase', run on a schedule (PostgreSQL only)",
+    )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
 
 
@@ -557,6 +568,7 @@ def run_cli(args: argparse.Namespace) -> int:
         return 2
     os.environ["UNRECALL_DB"] = where if isinstance(where, str) else str(where.absolute())
     os.environ["UNRECALL_EMBEDDER"] = args.embedder
+    os.environ["UNRECALL_ERASURE"] = args.erasure
     os.environ["UNRECALL_MAX_BODY"] = str(args.max_body)
     if args.admin_key_file:
         os.environ["UNRECALL_ADMIN_KEY_FILE"] = str(Path(args.admin_key_file).absolute())

@@ -6,7 +6,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from unrecall.errors import StoreError
+from unrecall.errors import InvalidInput, StoreError
 
 if TYPE_CHECKING:
     from unrecall.storage.base import Storage, StoreInfo
@@ -29,14 +29,31 @@ def _backend(where: Path | str) -> ModuleType:
     return postgres
 
 
-def open_storage(where: Path | str, dim: int, embedder_name: str) -> Storage:
+ERASURES = ("commit", "deferred")
+
+
+def open_storage(
+    where: Path | str, dim: int, embedder_name: str, erasure: str = "commit"
+) -> Storage:
     """Open (or create) the store at a checked location on its backend;
     ``embedder_name`` and ``dim`` are what a new store records and an
-    existing one must match."""
+    existing one must match. ``erasure`` is when committed deletions leave
+    the files: at each forget's commit, or ``deferred`` to an explicit
+    ``erase(now=True)`` (PostgreSQL only: there a forget's erasure rewrites
+    the tenant's part of every table, O(tenant); SQLite's costs
+    milliseconds and is always done at commit)."""
+    if erasure not in ERASURES:
+        raise InvalidInput("erasure must be 'commit' or 'deferred'")
     module = _backend(where)
-    cls = module.PostgresStorage if isinstance(where, str) else module.SQLiteStorage
-    storage: Storage = cls(where, dim, embedder_name)
-    return storage
+    if not isinstance(where, str):
+        if erasure != "commit":
+            raise InvalidInput(
+                "erasure='deferred' is for PostgreSQL stores (SQLite erases at commit)"
+            )
+        storage: Storage = module.SQLiteStorage(where, dim, embedder_name)
+        return storage
+    pg: Storage = module.PostgresStorage(where, dim, embedder_name, deferred=erasure == "deferred")
+    return pg
 
 
 def peek_store(where: Path | str) -> StoreInfo | None:

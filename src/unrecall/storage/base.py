@@ -119,9 +119,18 @@ class Storage(Protocol):
         now and then meanwhile, for progress."""
         ...
 
-    def erase(self) -> bool:
+    def erase(self, now: bool = False) -> bool:
         """Push committed deletions out of every file (WAL included), after
-        calling every ``on_erase`` hook."""
+        calling every ``on_erase`` hook; True when nothing of them is left.
+        A store opened with deferred erasure does it only when ``now`` (an
+        explicit ``Memory.erase``, ``verify_erased`` or ``compact``): a
+        forget's own call then returns False and leaves the work queued."""
+        ...
+
+    def erasure_gaps(self) -> list[str]:
+        """What keeps copies of the store that ``erase`` cannot reach (a
+        server's WAL archive, replication, a log of statement values), each
+        with what to change; empty when an erasure can be complete."""
         ...
 
     def on_erase(self, hook: Callable[[], None]) -> None:

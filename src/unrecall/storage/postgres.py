@@ -383,8 +383,10 @@ class PostgresStorage:
         embedder_name: str,
         *,
         busy_timeout: float = BUSY_TIMEOUT_S,
+        deferred: bool = False,
     ) -> None:
         self.dim = dim
+        self.deferred = deferred  # erase() rewrites only when asked to now
         self._url = url
         self._lock_ms = max(1, int(busy_timeout * 1000))
         self._local = _Local()
@@ -653,16 +655,18 @@ class PostgresStorage:
         """The per-store random key (made once at creation)."""
         return bytes(self._scalar("SELECT value FROM secrets WHERE name = 'store_key'"))
 
-    def erase(self) -> bool:
+    def erase(self, now: bool = False) -> bool:
         """Run the ``on_erase`` hooks, then push committed deletions out of
         the server's files (``_rewrite``): True when nothing of them is left
         in the data directory or the WAL, nor anywhere the server copies WAL
         to. Inside a transaction, or when the rewrite cannot get a table's
         lock within the busy timeout, nothing is rewritten or claimed
-        (False); the next ``erase()`` or ``compact()`` finishes the job."""
+        (False); the next ``erase()`` or ``compact()`` finishes the job.
+        With deferred erasure nothing is rewritten unless ``now``: the
+        queued parts wait for one rewrite that covers every forget since."""
         for hook in self._erase_hooks:
             hook()
-        if self.held() or self._closed:
+        if self.held() or self._closed or (self.deferred and not now):
             return False
         try:
             with self._pool.connection() as conn:

@@ -463,14 +463,20 @@ class SQLiteStorage:
         """The per-store random key (made once at creation)."""
         return self._scalar("SELECT value FROM secrets WHERE name = 'store_key'")
 
-    def erase(self) -> bool:
+    def erase(self, now: bool = False) -> bool:
         """Checkpoint and truncate the WAL, so that deleted pages leave both
         the main file and the WAL; False if readers kept it from finishing
         (it is retried after this process's next write, and on open/close).
-        The ``on_erase`` hooks run first."""
+        The ``on_erase`` hooks run first. Always done at once (``now`` is
+        for backends that may defer)."""
         for hook in self._erase_hooks:
             hook()
         return self._checkpoint(CHECKPOINT_WAIT_S)
+
+    def erasure_gaps(self) -> list[str]:
+        """None: the file and its WAL are all there is (copies of the file
+        made elsewhere are the operator's, docs/postgres.md on backups)."""
+        return []
 
     def on_erase(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` on every ``erase``."""
