@@ -1,1 +1,19 @@
-"""Interfaces over ``Memory``: the command line (and later HTTP, MCP, LangGraph)."""
+"""Interfaces over ``Memory``: the command line, the REST and MCP servers,
+receipt checks and store migration."""
+
+from __future__ import annotations
+
+import argparse
+
+from unrecall.storage import ERASURES
+
+
+def add_erasure_option(parser: argparse.ArgumentParser) -> None:
+    """``--erasure``, the same on every command that opens a store."""
+    parser.add_argument(
+        "--erasure",
+        default="commit",
+        choices=list(ERASURES),
+        help="when forgotten bytes leave the files: at each forget (default), or deferred"
+        " to 'unrecall erase', run on a schedule (PostgreSQL only)",
+    )

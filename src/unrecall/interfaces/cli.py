@@ -21,10 +21,10 @@ import apsw
 from unrecall import __version__
 from unrecall.control.trails import BUDGET
 from unrecall.errors import UnrecallError
+from unrecall.interfaces import add_erasure_option
 from unrecall.memory import DEFAULT_STORE_HELP, Memory, default_path
 from unrecall.progress import Progress
 from unrecall.records import STATES
-from unrecall.storage import ERASURES
 from unrecall.storage.sqlite import NotAStore
 
 # A chat line starting with this is an assistant turn; any other is the user's.
@@ -50,13 +50,7 @@ def _common() -> argparse.ArgumentParser:
         choices=["minilm", "hashing"],
         help="embedder the store was built with",
     )
-    p.add_argument(
-        "--erasure",
-        default="commit",
-        choices=list(ERASURES),
-        help="when forgotten bytes leave the files: at each forget (default), or deferred"
-        " to 'unrecall erase' (PostgreSQL only)",
-    )
+    add_erasure_option(p)
     return p
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from unrecall.errors import InvalidInput
-from unrecall.storage import ERASURES
+from unrecall.interfaces import add_erasure_option
 from unrecall.validation import check_store
 
 DEFAULT_PORT = 8420
@@ -544,13 +544,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["minilm", "hashing"],
         help="embedder the store was built with",
     )
-    parser.add_argument(
-        "--erasure",
-        default="commit",
-        choices=list(ERASURES),
-        help="when forgotten bytes leave the files: at each forget (default), or deferred"
-        " to 'unrecall erase', run on a schedule (PostgreSQL only)",
-    )
+    add_erasure_option(parser)
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
 
 
