@@ -996,6 +996,19 @@ def dead_documents(
             for n, (term, doc) in enumerate(ev.db.execute(f'SELECT term, doc FROM "{postings}"')):
                 if doc not in live:
                     docs.setdefault((postings, doc), []).append((n, digest_of.get(term, ""), None))
+        # Schema v6: the same pairs, packed in blocks of document ids.
+        for postings, rows in (("memory_postings", "memories"), ("turn_postings", "turns")):
+            if postings not in tables:
+                continue
+            live = {r[0] for r in ev.db.execute(f'SELECT id FROM "{rows}"')}
+            n = 0
+            for term, packed in ev.db.execute(f'SELECT term, docs FROM "{postings}"'):
+                for doc in np.frombuffer(packed, dtype="<i8").tolist():
+                    n += 1
+                    if doc not in live:
+                        docs.setdefault((postings, doc), []).append(
+                            (n, digest_of.get(term, ""), None)
+                        )
     digests = sorted({d for doc in docs.values() for _, d, _ in doc if len(d) == 16})
     q = np.array([int(d, 16) for d in digests], dtype=np.uint64)
     for cls in ("pin", "code"):

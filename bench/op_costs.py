@@ -11,8 +11,6 @@ SQL, and says how often the top 80 come back in the same order.
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import random
 import sys
 import tempfile
@@ -25,9 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from serve_load import fact, query, seed
 
 from unrecall import Memory
-from unrecall.storage.bm25 import IDF_FLOOR as BM25_IDF_FLOOR
-from unrecall.storage.bm25 import K1 as BM25_K1
-from unrecall.storage.bm25 import B as BM25_B
+from unrecall.storage import postings
 from unrecall.storage.sqlite import _ids
 
 POOL = 80  # what Memory.search asks BM25 for at k=5
@@ -49,13 +45,15 @@ def bm25_both_ways(mem: Memory, queries: Sequence[str]) -> None:
     n, total = db.execute(
         "SELECT docs, length FROM term_stats WHERE tenant_id = ? AND kind = 'm'", (tenant,)
     ).fetchone()
-    sql = (
-        "WITH q(term, w) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(?))"
-        f" SELECT p.doc, sum(q.w * p.tf * {BM25_K1 + 1}"
-        f" / (p.tf + {BM25_K1} * ({1 - BM25_B} + {BM25_B} * p.len / ?))) AS s"
-        " FROM q JOIN memory_terms p ON p.term = q.term GROUP BY p.doc"
-        " ORDER BY s DESC, p.doc LIMIT ?"
-    )
+
+    def bm25(weights: list[tuple[int, float]]) -> list[int]:
+        rows = db.execute(
+            "SELECT term, docs, tfs, lens FROM memory_postings"
+            " WHERE term IN (SELECT value FROM json_each(?))",
+            (_ids([t for t, _ in weights]),),
+        ).fetchall()
+        return [d for d, _ in postings.top_k(rows, weights, total / n, POOL)]
+
     every, informative = [], []
     for q in queries:
         found = db.execute(
@@ -63,15 +61,12 @@ def bm25_both_ways(mem: Memory, queries: Sequence[str]) -> None:
             " (SELECT unhex(value) FROM json_each(?)) AND mdf > 0",
             (tenant, _ids(mem.recall.query_terms(q))),
         ).fetchall()
-        w = [[t, max(math.log((n - f + 0.5) / (f + 0.5)), BM25_IDF_FLOOR)] for t, f in found]
-        every.append(w)
-        informative.append([x for x in w if x[1] > BM25_IDF_FLOOR] or w)
+        every.append(postings.weights(found, n, drop_floor=False))
+        informative.append(postings.weights(found, n, drop_floor=True))
     ranked = {}
     for name, weights in (("every word", every), ("floor words left out", informative)):
         began = time.perf_counter()
-        ranked[name] = [
-            [d for d, _ in db.execute(sql, (json.dumps(w), total / n, POOL))] for w in weights
-        ]
+        ranked[name] = [bm25(w) for w in weights]
         print(f"BM25, {name}: {(time.perf_counter() - began) / len(weights) * 1000:.2f} ms")
     same = sum(a == b for a, b in zip(*ranked.values(), strict=True))
     print(f"same top {POOL} in the same order: {same} of {len(queries)}")

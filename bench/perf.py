@@ -628,9 +628,13 @@ def _area(name: str) -> str:
     """The purpose a table or index of either backend serves."""
     if name.startswith("memory_vectors"):
         return "vectors"
-    if name.startswith(("memory_terms", "lexicon", "sqlite_autoindex_lexicon")):
+    if name.startswith(
+        ("memory_postings", "memory_docs", "lexicon", "sqlite_autoindex_lexicon")
+    ) or name.startswith("sqlite_autoindex_memory_postings"):
         return "memory full-text (postings + lexicon)"
-    if name.startswith(("turn_terms", "term_stats")):
+    if name.startswith(
+        ("turn_postings", "turn_docs", "term_stats", "sqlite_autoindex_turn_postings")
+    ):
         return "turn full-text (postings)"
     if name.startswith(("memories", "sqlite_autoindex_memories")):
         return "memories (+ indexes)"

@@ -8,15 +8,22 @@ whose words are shared by many memories at varied lengths.
 from __future__ import annotations
 
 import random
+from collections import Counter
 
+import pytest
 from helpers import raw_sql
 
 from unrecall import Memory
-from unrecall.storage import bm25
+from unrecall.storage import postings
 
 
 def _part(w: float, tf: int, length: int, avg: float) -> float:
-    return w * tf * (bm25.K1 + 1) / (tf + bm25.K1 * (1 - bm25.B + bm25.B * length / avg))
+    return (
+        w
+        * tf
+        * (postings.K1 + 1)
+        / (tf + postings.K1 * (1 - postings.B + postings.B * length / avg))
+    )
 
 
 def _same_ranking(got: list[tuple[int, float]], every: dict[int, float], limit: int) -> None:
@@ -44,11 +51,17 @@ def _brute(mem: Memory, tenant_id: int, terms: list[str]) -> dict[int, float]:
     n, total = raw_sql(
         mem, "SELECT docs, length FROM term_stats WHERE tenant_id = ? AND kind = 'm'", (tenant_id,)
     )[0]
-    weights = dict(bm25.weights(found, n, drop_floor=True))
+    weights = dict(postings.weights(found, n, drop_floor=True))
     scores: dict[int, float] = {}
-    for term, doc, tf, length in raw_sql(mem, "SELECT term, doc, tf, len FROM memory_terms"):
-        if term in weights:
-            scores[doc] = scores.get(doc, 0.0) + _part(weights[term], tf, length, total / n)
+    for term, first, docs, tfs, lens in raw_sql(
+        mem, "SELECT term, first, docs, tfs, lens FROM memory_postings"
+    ):
+        block = postings.Block.decode(first, bytes(docs), bytes(tfs), bytes(lens))
+        for doc, tf, length in zip(block.docs, block.tfs, block.lens, strict=True):
+            if term in weights:
+                scores[int(doc)] = scores.get(int(doc), 0.0) + _part(
+                    weights[term], int(tf), int(length), total / n
+                )
     return scores
 
 
@@ -71,3 +84,56 @@ def test_each_backend_returns_the_full_sums_top_k(fast_mem: Memory) -> None:
         every = _brute(fast_mem, tenant_id, terms)
         for limit in (1, 3, 10, 40):
             _same_ranking(storage.lexical(tenant_id, terms, limit), every, limit)
+
+
+def _held(mem: Memory, prefix: str) -> dict[tuple[int, int], tuple[int, int]]:
+    """(term id, document) -> (tf, length), from every block."""
+    out: dict[tuple[int, int], tuple[int, int]] = {}
+    for term, first, docs, tfs, lens in raw_sql(
+        mem, f"SELECT term, first, docs, tfs, lens FROM {prefix}_postings"
+    ):
+        block = postings.Block.decode(first, bytes(docs), bytes(tfs), bytes(lens))
+        assert 0 < len(block.docs) <= postings.BLOCK
+        assert list(block.docs) == sorted(set(block.docs.tolist()))
+        for doc, tf, length in zip(block.docs, block.tfs, block.lens, strict=True):
+            assert (term, int(doc)) not in out
+            out[(term, int(doc))] = (int(tf), int(length))
+    return out
+
+
+def test_blocks_hold_exactly_the_terms_of_what_is_indexed(
+    fast_mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Small blocks, so adds split them and deletes empty them; turns whose
+    # text changes are taken out and put back in the middle of a block.
+    monkeypatch.setattr(postings, "BLOCK", 3)
+    rng = random.Random(11)
+    words = ["otter", "kettle", "meadow", "copper", "lantern", "saffron"]
+    ids = []
+    for i in range(60):
+        text = " ".join(rng.choices(words, k=rng.randint(1, 5))) + f" note{i % 7}"
+        ids += fast_mem.add(text, user_id="u").ids
+    for mid in rng.sample(ids, 25):
+        fast_mem.purge(mid, user_id="u")
+    for m in rng.sample(fast_mem.get_all(user_id="u"), 5):
+        fast_mem.update(m.id, "a copper otter in the meadow again", user_id="u")
+    storage, hasher = fast_mem.storage, fast_mem.recall.hasher
+    tenant_id = storage.tenant("user:u", False)
+    lexicon = {
+        bytes(d).hex(): i
+        for i, d in raw_sql(
+            fast_mem, "SELECT id, digest FROM lexicon WHERE tenant_id = ?", (tenant_id,)
+        )
+    }
+    want: dict[tuple[int, int], tuple[int, int]] = {}
+    for m in storage.memories(tenant_id, ["active"]):
+        digests = hasher.document(m.text).split()
+        for digest, tf in Counter(digests).items():
+            want[(lexicon[digest], m.id)] = (tf, len(digests))
+    assert _held(fast_mem, "memory") == want
+    held_turns = _held(fast_mem, "turn")
+    for t in storage.turns(tenant_id):
+        digests = hasher.document(t.text).split()
+        for digest, tf in Counter(digests).items():
+            assert held_turns.pop((lexicon[digest], t.id)) == (tf, len(digests))
+    assert held_turns == {}

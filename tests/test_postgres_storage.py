@@ -21,8 +21,10 @@ TENANT_TABLES = {
     "memories",
     "provenance",
     "lexicon",
-    "memory_terms",
-    "turn_terms",
+    "memory_postings",
+    "turn_postings",
+    "memory_docs",
+    "turn_docs",
     "term_stats",
     "memory_vectors",
 }
@@ -165,10 +167,12 @@ def _bm25_statistics_drift(url: str) -> list[tuple[object, ...]]:
     the postings hold, per kind: empty when they agree."""
     drift: list[tuple[object, ...]] = []
     with psycopg.connect(url) as conn:
-        for kind, table, df in (("m", "memory_terms", "mdf"), ("t", "turn_terms", "tdf")):
+        for kind, prefix, df in (("m", "memory", "mdf"), ("t", "turn", "tdf")):
+            # a document's postings: one per term its row names, in blocks
             drift += conn.execute(
                 f"SELECT %s, l.tenant_id, l.id, l.{df}, coalesce(p.n, 0) FROM lexicon l"
-                f" LEFT JOIN (SELECT tenant_id, term, count(*) AS n FROM {table} GROUP BY 1, 2) p"
+                f" LEFT JOIN (SELECT tenant_id, term, sum(length(docs) / 8) AS n"
+                f" FROM {prefix}_postings GROUP BY 1, 2) p"
                 f" ON p.tenant_id = l.tenant_id AND p.term = l.id WHERE l.{df} <> coalesce(p.n, 0)",
                 (kind,),
             ).fetchall()
@@ -178,8 +182,7 @@ def _bm25_statistics_drift(url: str) -> list[tuple[object, ...]]:
                 (kind,),
             ).fetchall()
             real = conn.execute(
-                f"SELECT tenant_id, count(*), sum(len) FROM (SELECT DISTINCT tenant_id, doc, len"
-                f" FROM {table}) d GROUP BY 1 ORDER BY 1"
+                f"SELECT tenant_id, count(*), sum(len) FROM {prefix}_docs GROUP BY 1 ORDER BY 1"
             ).fetchall()
             if stats != real:
                 drift.append((kind, stats, real))
@@ -319,3 +322,43 @@ def test_deferred_erasure_leaves_the_rewrite_to_an_explicit_erase(url: str) -> N
         assert raw_sql(mem, "SELECT count(*) FROM erasure_queue") == [(0,)]
         assert mem.verify_erased(secrets_).clean
         assert [h.text for h in mem.search("herons", user_id="u")] == ["I like herons"]
+
+
+def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(url: str) -> None:
+    # Schema v5 kept one row per posting (memory_terms, turn_terms). Made
+    # here from a current store by hand, as v5 left it: opening it drops
+    # those tables, writes the blocks from the texts (reindex), and recall
+    # ranks as before.
+    with Memory(url, embedder="hashing") as mem:
+        for i in range(40):
+            mem.add(f"the heron {i} waits by the copper kettle near lantern {i % 3}", user_id="u")
+        mem.add("an otter swims past", user_id="v")
+        before = [
+            [(h.id, round(h.score, 9)) for h in mem.search(q, user_id="u", k=8, mode="lexical")]
+            for q in ("copper kettle", "lantern 2 heron", "otter")
+        ]
+    with psycopg.connect(url, autocommit=True) as conn:
+        for kind in ("memory", "turn"):
+            conn.execute(f"DROP TABLE {kind}_postings, {kind}_docs")
+        for table in ("memory_terms", "turn_terms"):
+            conn.execute(
+                f"CREATE TABLE {table}(tenant_id bigint NOT NULL, term bigint NOT NULL,"
+                " doc bigint NOT NULL, tf integer NOT NULL, len integer NOT NULL,"
+                " PRIMARY KEY (tenant_id, term, doc)) PARTITION BY HASH (tenant_id)"
+            )
+            for r in range(16):
+                conn.execute(
+                    f"CREATE TABLE {table}_p{r} PARTITION OF {table}"
+                    f" FOR VALUES WITH (MODULUS 16, REMAINDER {r})"
+                )
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    with Memory(url, embedder="hashing") as mem:
+        assert mem.storage.upgrades() == []
+        after = [
+            [(h.id, round(h.score, 9)) for h in mem.search(q, user_id="u", k=8, mode="lexical")]
+            for q in ("copper kettle", "lantern 2 heron", "otter")
+        ]
+        assert after == before and after[0] and after[2] == []
+        assert _bm25_statistics_drift(url) == []
+        tables = {r[0] for r in raw_sql(mem, "SELECT tablename FROM pg_tables")}
+        assert "memory_terms" not in tables and "memory_postings" in tables

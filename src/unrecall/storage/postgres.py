@@ -65,7 +65,7 @@ from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool
 
 from unrecall.errors import StoreBusy, StoreError
-from unrecall.storage import bm25
+from unrecall.storage import postings
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION
 from unrecall.storage.sqlite import (
@@ -86,8 +86,12 @@ _MEMORY_COLS = (
     " WHERE s.tenant_id = m.tenant_id AND s.id = m.superseded_by)"
 )
 _TURN_COLS = "id, uid, tenant_id, role, text, session_id, at, metadata"
-_POSTINGS = {"m": "memory_terms", "t": "turn_terms"}
+_KIND = {"m": "memory", "t": "turn"}  # a postings kind's table prefix
 _DF = {"m": "mdf", "t": "tdf"}
+# Documents indexed in a transaction wait in pending_docs and go into their
+# terms' blocks together (``_flush``): at commit, before a read of the
+# blocks, and every this many documents (an import stays bounded).
+FLUSH_EVERY = 2_000
 # Tables that hold rows of one tenant: hash-partitioned by tenant_id into
 # PARTITIONS parts, "<table>_p<r>", a tenant's rows in part r of each. A
 # forget is erased by rewriting its tenant's parts only (O(store / PARTITIONS),
@@ -97,8 +101,10 @@ _TENANT_TABLES = (
     "memories",
     "provenance",
     "lexicon",
-    "memory_terms",
-    "turn_terms",
+    "memory_postings",
+    "turn_postings",
+    "memory_docs",
+    "turn_docs",
     "term_stats",
     "memory_vectors",
 )
@@ -150,20 +156,34 @@ def _partitioned(statements: list[str]) -> list[str]:
     return out
 
 
-def _schema(dim: int) -> list[str]:
-    """Statements that make a new store (schema ``SCHEMA_VERSION``)."""
-    postings = []
-    for table in _POSTINGS.values():
-        postings += [
-            f"""CREATE TABLE {table}(
+def _blocks() -> list[str]:
+    """The postings tables (``storage.postings``): a term's postings in
+    blocks of packed arrays under the block's first document, and per
+    document its length and its terms' ids."""
+    out = []
+    for prefix in _KIND.values():
+        out += [
+            f"""CREATE TABLE {prefix}_postings(
                 tenant_id bigint NOT NULL,
                 term bigint NOT NULL,
+                first bigint NOT NULL,
+                docs bytea NOT NULL,
+                tfs bytea NOT NULL,
+                lens bytea NOT NULL,
+                PRIMARY KEY (tenant_id, term, first))""",
+            f"""CREATE TABLE {prefix}_docs(
+                tenant_id bigint NOT NULL,
                 doc bigint NOT NULL,
-                tf integer NOT NULL,
                 len integer NOT NULL,
-                PRIMARY KEY (tenant_id, term, doc))""",
-            f"CREATE INDEX {table}_doc ON {table}(tenant_id, doc)",
+                terms bigint[] NOT NULL,
+                PRIMARY KEY (tenant_id, doc))""",
         ]
+    return out
+
+
+def _schema(dim: int) -> list[str]:
+    """Statements that make a new store (schema ``SCHEMA_VERSION``)."""
+    postings = _blocks()
     return _partitioned(
         [
             "CREATE TABLE meta(key text PRIMARY KEY, value text NOT NULL)",
@@ -269,6 +289,26 @@ def _schema(dim: int) -> list[str]:
     )
 
 
+# Layouts a store can be upgraded from: version -> what it lacks.
+_MIGRATIONS = {5}
+
+
+def _migrations(version: int) -> list[str]:
+    """Statements that bring a store of ``version`` to ``SCHEMA_VERSION``
+    (inside the opening transaction, under the write lock)."""
+    # v6: postings in blocks (storage.postings); ``reindex`` writes them from
+    # the texts, so the lexicon and statistics start again empty.
+    return [
+        "DROP TABLE memory_terms",
+        "DROP TABLE turn_terms",
+        *_partitioned(_blocks()),
+        "DELETE FROM lexicon",
+        "DELETE FROM term_stats",
+        "INSERT INTO meta VALUES ('upgrade', 'reindex')",
+        f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version'",
+    ]
+
+
 # What a store holds from birth (api_keys comes with the first server).
 _OWN_TABLES = frozenset(
     {"meta", "secrets", "tenants", "audit", "audit_refs", "erasure_queue", *_TENANT_TABLES}
@@ -277,9 +317,17 @@ _OWN_TABLES = frozenset(
 _FOREIGN = "a PostgreSQL database with tables unrecall did not make"
 
 
+# Schema v5 kept a row per posting (upgraded on open, ``_migrations``).
+_V5_TABLES = (_OWN_TABLES - {f"{p}_{t}" for p in _KIND.values() for t in ("postings", "docs")}) | {
+    "memory_terms",
+    "turn_terms",
+}
+
+
 def _check_tables(tables: set[str]) -> None:
-    """Refuse a database that is not a store of this layout."""
-    if tables and not tables >= _OWN_TABLES:
+    """Refuse a database that is not a store of this layout or of one it
+    upgrades from."""
+    if tables and not (tables >= _OWN_TABLES or tables >= _V5_TABLES):
         if _OWN_TABLES - tables == {"erasure_queue"}:
             raise StoreError(
                 "this PostgreSQL store has a development layout from before tenant partitions;"
@@ -319,30 +367,19 @@ def _wrap(exc: psycopg.Error) -> StoreError:
     return StoreError(f"the database failed a statement ({type(exc).__name__}, {state})")
 
 
-# Documents indexed in the open transaction whose document frequencies and
-# lengths are not yet added to lexicon and term_stats: counted once per
-# transaction (_count_pending) instead of one UPDATE of the same rows per
+# Documents indexed in the open transaction, waiting to go into their
+# terms' blocks and to be counted in the lexicon's document frequencies and
+# term_stats (``_flush``): once per transaction (or per FLUSH_EVERY
+# documents) instead of one rewrite of the same blocks and counters per
 # document, which within one transaction leaves a chain of row versions that
 # every later update walks (quadratic in a big import). A temporary table, so
-# a savepoint's rollback takes its rows with it; it holds term ids and
+# a savepoint's rollback takes its rows with it; it holds term ids, tfs and
 # lengths, no content.
 _PENDING = (
-    "CREATE TEMPORARY TABLE IF NOT EXISTS pending_docs("
-    "tenant_id bigint NOT NULL, kind text NOT NULL, terms bigint[] NOT NULL, len int NOT NULL)"
-    " ON COMMIT DELETE ROWS"
+    "CREATE TEMPORARY TABLE IF NOT EXISTS pending_docs(tenant_id bigint NOT NULL,"
+    " kind text NOT NULL, doc bigint NOT NULL, terms bigint[] NOT NULL, tfs int[] NOT NULL,"
+    " len int NOT NULL) ON COMMIT DELETE ROWS"
 )
-_COUNT_PENDING = """
-WITH done AS (DELETE FROM pending_docs RETURNING tenant_id, kind, terms, len),
-df AS (
-    UPDATE lexicon l SET mdf = l.mdf + u.m, tdf = l.tdf + u.t
-    FROM (SELECT d.tenant_id, x.term, count(*) FILTER (WHERE d.kind = 'm') AS m,
-                 count(*) FILTER (WHERE d.kind = 't') AS t
-          FROM done d, unnest(d.terms) AS x(term) GROUP BY 1, 2) u
-    WHERE l.tenant_id = u.tenant_id AND l.id = u.term)
-INSERT INTO term_stats AS s
-SELECT tenant_id, kind, count(*), sum(len) FROM done GROUP BY 1, 2
-ON CONFLICT (tenant_id, kind)
-DO UPDATE SET docs = s.docs + excluded.docs, length = s.length + excluded.length"""
 
 
 def _configure(conn: psycopg.Connection[Any]) -> None:
@@ -364,8 +401,9 @@ class _Local(threading.local):
         self.terms: dict[tuple[int, str], int] = {}
         self.pipeline: psycopg.Pipeline | None = None  # the transaction's pipeline
         self.iterative = False  # hnsw.iterative_scan set in this transaction
-        # pending_docs may hold rows (documents' df and length not yet counted)
-        self.pending = False
+        # documents put in pending_docs since the last _flush (after a
+        # savepoint's rollback: maybe some)
+        self.pending = 0
         # a DELETE or UPDATE ran: the touched tenants' parts hold dead rows
         self.removed = False
         self.dropped: set[int] = set()  # tenants erased whole (not in touched)
@@ -449,6 +487,11 @@ class PostgresStorage:
                         "INSERT INTO secrets VALUES ('store_key', %s)", (secrets.token_bytes(32),)
                     )
                 meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+                version = int(meta.get("schema_version", "0"))
+                if tables and version in _MIGRATIONS and version < SCHEMA_VERSION:
+                    for stmt in _migrations(version):
+                        conn.execute(stmt)
+                    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         except psycopg.Error as exc:
             conn.close()
             raise _wrap(exc) from None
@@ -462,7 +505,6 @@ class PostgresStorage:
                 f"store schema v{version} is newer than this unrecall (v{SCHEMA_VERSION})"
             )
         if version < SCHEMA_VERSION:
-            # no older PostgreSQL layout exists yet: nothing to migrate from
             raise StoreError(f"store schema v{version} is not a known PostgreSQL layout")
         self._partitions = int(meta["partitions"])
         stored = meta.get("embedder")
@@ -505,25 +547,31 @@ class PostgresStorage:
         rows = self._rows(sql, args)
         return rows[0][0] if rows else None
 
-    def _write(self, sql: str, args: Sequence[Any] = ()) -> None:
+    def _write(self, sql: str, args: Sequence[Any] = (), *, upkeep: bool = False) -> None:
         """Send a statement of the open transaction without waiting for it:
         the transaction runs in pipeline mode, so statements whose result
         nobody reads cost no round trip each (an error surfaces at the next
-        read, savepoint end or commit, and rolls back as before)."""
-        self._send(sql, args)
+        read, savepoint end or commit, and rolls back as before). A DELETE or
+        UPDATE marks the transaction's parts for erasure unless ``upkeep``:
+        index upkeep of what stays (a block gaining a document, a count
+        moving) leaves old row versions that hold nothing being forgotten;
+        the next forget's rewrite of the part takes them too."""
+        self._send(sql, args, upkeep)
 
-    def _returning(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _returning(
+        self, sql: str, args: Sequence[Any] = (), *, upkeep: bool = False
+    ) -> list[tuple[Any, ...]]:
         """Run a statement of the open transaction and return its rows."""
         try:
-            return self._send(sql, args).fetchall()
+            return self._send(sql, args, upkeep).fetchall()
         except psycopg.Error as exc:
             raise _wrap(exc) from None
 
-    def _send(self, sql: str, args: Sequence[Any]) -> psycopg.Cursor[Any]:
+    def _send(self, sql: str, args: Sequence[Any], upkeep: bool) -> psycopg.Cursor[Any]:
         conn = self._local.conn
         if conn is None:
             raise StoreError("a write outside a transaction")
-        if sql.startswith(("DELETE", "UPDATE")):
+        if not upkeep and sql.startswith(("DELETE", "UPDATE")):
             self._local.removed = True  # the old row versions stay until erase()
         try:
             return conn.execute(sql, args)  # type: ignore[arg-type]
@@ -531,12 +579,17 @@ class PostgresStorage:
             raise _wrap(exc) from None
 
     def upgrades(self) -> list[str]:
-        """Pending upgrade steps that need the planes: none (this backend's
-        only layout is the current one)."""
-        return []
+        """Migration steps that need the planes (``reindex``)."""
+        value = self._scalar("SELECT value FROM meta WHERE key = 'upgrade'")
+        return value.split() if value else []
 
     def upgraded(self, step: str) -> None:
-        """Mark an upgrade step done: nothing to record here."""
+        """Mark an upgrade step done (call inside the step's transaction)."""
+        rest = [s for s in self.upgrades() if s != step]
+        if rest:
+            self._write("UPDATE meta SET value = %s WHERE key = 'upgrade'", (" ".join(rest),))
+        else:
+            self._write("DELETE FROM meta WHERE key = 'upgrade'")
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -565,7 +618,7 @@ class PostgresStorage:
             local.touched.clear()
             local.terms.clear()
             local.iterative = False
-            local.pending = False
+            local.pending = 0
             local.removed = False
             local.dropped.clear()
             try:
@@ -607,7 +660,7 @@ class PostgresStorage:
         except BaseException:
             local.depth -= 1
             local.terms.clear()  # lexicon rows made inside are rolled back
-            local.pending = True  # pending_docs rows counted inside come back
+            local.pending = 1  # pending_docs rows flushed inside come back
             with suppress(psycopg.Error):  # a broken connection: the outer level rolls back
                 pipe.sync()
                 conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
@@ -620,7 +673,7 @@ class PostgresStorage:
     def _commit(self, conn: psycopg.Connection[Any], local: _Local) -> None:
         touched = sorted(local.touched)
         try:
-            self._count_pending()
+            self._flush()
             if local.removed and (local.touched or local.dropped):
                 conn.execute(
                     "INSERT INTO erasure_queue(part) SELECT DISTINCT r"
@@ -884,12 +937,14 @@ class PostgresStorage:
         tenant of any size goes. Returns (memories, turns) deleted."""
         with self.transaction():
             t = (tenant_id,)
-            self._count_pending()
+            self._flush()
             turns = self._scalar("SELECT count(*) FROM turns WHERE tenant_id = %s", t)
             memories = self._scalar("SELECT count(*) FROM memories WHERE tenant_id = %s", t)
             for table in (
-                "memory_terms",
-                "turn_terms",
+                "memory_postings",
+                "turn_postings",
+                "memory_docs",
+                "turn_docs",
                 "lexicon",
                 "term_stats",
                 "memory_vectors",
@@ -1186,53 +1241,167 @@ class PostgresStorage:
         return {d: cache[(tenant_id, d)] for d in digests}
 
     def _post(self, kind: str, tenant_id: int, doc: int, terms: str) -> None:
-        """Write one document's postings (``kind``: m for a memory, t for a
-        turn) and count it in the tenant's BM25 statistics."""
+        """Index one document (``kind``: m for a memory, t for a turn): its
+        row of terms now, its postings at the next ``_flush``."""
         self._require_tx()
         digests = [d.lower() for d in terms.split()]
         if not digests:
             return
         counts = Counter(digests)
         ids = self._term_ids(tenant_id, list(counts))
+        term_ids = [ids[d] for d in counts]
         self._write(
-            f"WITH p AS (INSERT INTO {_POSTINGS[kind]}(tenant_id, term, doc, tf, len)"
-            " SELECT %(tenant)s, t, %(doc)s, n, %(len)s"
-            " FROM unnest(%(terms)s::bigint[], %(tf)s::int[]) AS u(t, n))"
-            " INSERT INTO pending_docs VALUES (%(tenant)s, %(kind)s, %(terms)s, %(len)s)",
-            {
-                "tenant": tenant_id,
-                "doc": doc,
-                "len": len(digests),
-                "terms": [ids[d] for d in counts],
-                "tf": list(counts.values()),
-                "kind": kind,
-            },
+            f"INSERT INTO {_KIND[kind]}_docs VALUES (%s, %s, %s, %s)",
+            (tenant_id, doc, len(digests), sorted(term_ids)),
         )
-        self._local.pending = True
+        self._write(
+            "INSERT INTO pending_docs VALUES (%s, %s, %s, %s, %s, %s)",
+            (tenant_id, kind, doc, term_ids, list(counts.values()), len(digests)),
+        )
+        self._local.pending += 1
+        if self._local.pending >= FLUSH_EVERY:
+            self._flush()
 
-    def _count_pending(self) -> None:
-        """Add the open transaction's pending documents to lexicon's
-        document frequencies and term_stats: before anything reads or
-        decrements them, and at commit."""
-        if self._local.pending:
-            self._write(_COUNT_PENDING)
-            self._local.pending = False
+    def _flush(self) -> None:
+        """Put the open transaction's pending documents into their terms'
+        blocks and count them in the lexicon's document frequencies and
+        term_stats: before anything reads the blocks or the counts, and at
+        commit. One read of what is pending and of the blocks it lands in,
+        then one write of each kind, whatever the number of documents."""
+        if not self._local.pending:
+            return
+        self._local.pending = 0
+        rows = self._returning(
+            "DELETE FROM pending_docs RETURNING tenant_id, kind, doc, terms, tfs, len",
+            upkeep=True,
+        )
+        if not rows:
+            return
+        uses: Counter[tuple[int, int, str]] = Counter()
+        stats: dict[tuple[int, str], list[int]] = {}
+        added: dict[tuple[str, int], dict[int, list[tuple[int, int, int]]]] = {}
+        for tenant_id, kind, doc, terms, tfs, length in rows:
+            stat = stats.setdefault((tenant_id, kind), [0, 0])
+            stat[0] += 1
+            stat[1] += length
+            for term, tf in zip(terms, tfs, strict=True):
+                uses[(tenant_id, term, kind)] += 1
+                added.setdefault((kind, tenant_id), {}).setdefault(term, []).append(
+                    (doc, tf, length)
+                )
+        keys = sorted({(t, term) for t, term, _ in uses})
+        self._write(
+            "UPDATE lexicon l SET mdf = l.mdf + u.m, tdf = l.tdf + u.t FROM unnest("
+            "%s::bigint[], %s::bigint[], %s::int[], %s::int[]) AS u(tenant, term, m, t)"
+            " WHERE l.tenant_id = u.tenant AND l.id = u.term",
+            (
+                [t for t, _ in keys],
+                [term for _, term in keys],
+                [uses[(t, term, "m")] for t, term in keys],
+                [uses[(t, term, "t")] for t, term in keys],
+            ),
+            upkeep=True,
+        )
+        pairs = sorted(stats)
+        self._write(
+            "INSERT INTO term_stats AS s SELECT * FROM unnest("
+            "%s::bigint[], %s::text[], %s::bigint[], %s::bigint[])"
+            " ON CONFLICT (tenant_id, kind)"
+            " DO UPDATE SET docs = s.docs + excluded.docs, length = s.length + excluded.length",
+            (
+                [t for t, _ in pairs],
+                [k for _, k in pairs],
+                [stats[p][0] for p in pairs],
+                [stats[p][1] for p in pairs],
+            ),
+        )
+        for (kind, tenant_id), by_term in sorted(added.items()):
+            docs = {term: [d for d, _, _ in new] for term, new in by_term.items()}
+            held = self._blocks_of(kind, tenant_id, docs)
+            old = [(term, b.first) for term, blocks in held.items() for b in blocks]
+            self._replace_blocks(kind, tenant_id, old, postings.place(by_term, held))
+
+    def _blocks_of(
+        self, kind: str, tenant_id: int, docs: dict[int, list[int]]
+    ) -> dict[int, list[postings.Block]]:
+        """Per term, the blocks the given documents fall in (the last block
+        starting at or before each, else the term's first), by first doc."""
+        terms = [t for t, ds in docs.items() for _ in ds]
+        wanted = [d for ds in docs.values() for d in ds]
+        table = f"{_KIND[kind]}_postings"
+        rows = self._returning(
+            "SELECT DISTINCT ON (b.term, b.first) b.term, b.first, b.docs, b.tfs, b.lens"
+            " FROM unnest(%(terms)s::bigint[], %(docs)s::bigint[]) AS x(term, doc)"
+            " CROSS JOIN LATERAL (SELECT * FROM ("
+            f" (SELECT 0 AS o, p.* FROM {table} p WHERE p.tenant_id = %(tenant)s"
+            " AND p.term = x.term AND p.first <= x.doc ORDER BY p.first DESC LIMIT 1)"
+            " UNION ALL"
+            f" (SELECT 1, p.* FROM {table} p WHERE p.tenant_id = %(tenant)s"
+            " AND p.term = x.term ORDER BY p.first LIMIT 1)) AS c ORDER BY c.o LIMIT 1) AS b",
+            {"terms": terms, "docs": wanted, "tenant": tenant_id},
+        )
+        out: dict[int, list[postings.Block]] = {}
+        for term, first, *packed in sorted(rows, key=lambda r: (r[0], r[1])):
+            out.setdefault(term, []).append(postings.Block.decode(first, *map(bytes, packed)))
+        return out
+
+    def _replace_blocks(
+        self,
+        kind: str,
+        tenant_id: int,
+        old: Sequence[tuple[int, int]],
+        new: Sequence[tuple[int, postings.Block]],
+    ) -> None:
+        """Delete the blocks keyed ``old`` (term, first) and write ``new``."""
+        table = f"{_KIND[kind]}_postings"
+        if old:
+            self._write(
+                f"DELETE FROM {table} WHERE tenant_id = %s AND (term, first) IN"
+                " (SELECT * FROM unnest(%s::bigint[], %s::bigint[]))",
+                (tenant_id, [t for t, _ in old], [f for _, f in old]),
+                upkeep=True,  # a forget's own delete of its documents' rows marks it
+            )
+        if new:
+            packed = [b.encode() for _, b in new]
+            self._write(
+                f"INSERT INTO {table} SELECT %s, * FROM unnest("
+                "%s::bigint[], %s::bigint[], %s::bytea[], %s::bytea[], %s::bytea[])",
+                (
+                    tenant_id,
+                    [t for t, _ in new],
+                    [b.first for _, b in new],
+                    *([p[i] for p in packed] for i in range(3)),
+                ),
+            )
 
     def _unpost(self, kind: str, tenant_id: int, docs: Sequence[int]) -> None:
-        """Delete documents' postings; a term no document uses any more
-        leaves the lexicon, its digest with it."""
+        """Take documents out of their terms' blocks; a term no document
+        uses any more leaves the lexicon, its digest with it."""
         if not docs:
             return
-        table, df = _POSTINGS[kind], _DF[kind]
-        self._count_pending()
+        prefix, df = _KIND[kind], _DF[kind]
+        self._flush()
         found = self._returning(
-            f"DELETE FROM {table} WHERE tenant_id = %s AND doc = ANY(%s) RETURNING term, doc, len",
+            f"DELETE FROM {prefix}_docs WHERE tenant_id = %s AND doc = ANY(%s)"
+            " RETURNING doc, len, terms",
             (tenant_id, list(docs)),
         )
         if not found:
             return
-        uses = Counter(t for t, _, _ in found)
-        lengths = {d: n for _, d, n in found}
+        gone: dict[int, list[int]] = {}
+        for doc, _, terms in found:
+            for term in terms:
+                gone.setdefault(term, []).append(doc)
+        blocks = self._blocks_of(kind, tenant_id, gone)
+        kept = [
+            (term, left)
+            for term, held in blocks.items()
+            for left in (postings.without(b, gone[term]) for b in held)
+            if left is not None
+        ]
+        old = [(term, b.first) for term, held in blocks.items() for b in held]
+        self._replace_blocks(kind, tenant_id, old, kept)
+        uses = {term: len(ds) for term, ds in gone.items()}
         terms = list(uses)
         self._write(
             f"UPDATE lexicon l SET {df} = l.{df} - u.n FROM unnest(%s::bigint[], %s::int[])"
@@ -1246,7 +1415,7 @@ class PostgresStorage:
         self._write(
             "UPDATE term_stats SET docs = docs - %s, length = length - %s"
             " WHERE tenant_id = %s AND kind = %s",
-            (len(lengths), sum(lengths.values()), tenant_id, kind),
+            (len(found), sum(n for _, n, _ in found), tenant_id, kind),
         )
         self._local.terms.clear()  # lexicon rows may be gone
 
@@ -1275,24 +1444,14 @@ class PostgresStorage:
             (tenant_id, kind),
         ).fetchone()
         n, total = (int(stats[0]), int(stats[1])) if stats else (0, 0)
-        weighted = bm25.weights(found, n, drop_floor=not require_all)
-        score = bm25.part("q.w", "p.tf", "p.len", "%s::float8", real="::float8")
-        having = "HAVING count(*) = %s" if require_all else ""
+        weighted = postings.weights(found, n, drop_floor=not require_all)
         rows = conn.execute(
-            f"SELECT p.doc, sum({score}) AS s"
-            " FROM unnest(%s::bigint[], %s::float8[]) AS q(term, w)"
-            f" JOIN {_POSTINGS[kind]} p ON p.tenant_id = %s AND p.term = q.term"
-            f" GROUP BY p.doc {having} ORDER BY s DESC, p.doc LIMIT %s",
-            (
-                total / n if n else 1.0,
-                [w[0] for w in weighted],
-                [w[1] for w in weighted],
-                tenant_id,
-                *([len(found)] if require_all else []),
-                limit,
-            ),
+            f"SELECT term, docs, tfs, lens FROM {_KIND[kind]}_postings"
+            " WHERE tenant_id = %s AND term = ANY(%s)",
+            (tenant_id, [t for t, _ in weighted]),
+            binary=True,
         ).fetchall()
-        return [(int(r[0]), float(r[1])) for r in rows]
+        return postings.top_k(rows, weighted, total / n if n else 1.0, limit, require_all)
 
     def lexical(
         self,
@@ -1311,7 +1470,7 @@ class PostgresStorage:
         try:
             with self._reading() as conn:
                 if self._local.conn is conn:
-                    self._count_pending()
+                    self._flush()
                     return self._bm25(conn, kind, tenant_id, terms, limit, require_all)
                 with conn.transaction():
                     conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -1615,7 +1774,7 @@ class PostgresStorage:
 def peek(url: str) -> StoreInfo | None:
     """A read-only look at a database, without creating anything in it:
     None when it has no tables yet (a new store may be made there), else
-    its meta, pending upgrades (none: one layout) and whether it holds
+    its meta, pending upgrades and whether it holds
     anything. A database with tables unrecall did not make raises
     ``NotAStore``; one that cannot be reached, ``StoreError``."""
     try:
@@ -1636,6 +1795,9 @@ def peek(url: str) -> StoreInfo | None:
                 return None
             _check_tables(tables)
             meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+            upgrades = (meta.get("upgrade") or "").split()
+            if int(meta.get("schema_version", "0")) < SCHEMA_VERSION:
+                upgrades.append("reindex")
             held = " OR ".join(
                 f"EXISTS (SELECT 1 FROM {t})"
                 for t in ("tenants", "audit", "api_keys")
@@ -1646,4 +1808,4 @@ def peek(url: str) -> StoreInfo | None:
         raise _wrap(exc) from None
     finally:
         conn.close()
-    return StoreInfo(meta, [], empty)
+    return StoreInfo(meta, upgrades, empty)

@@ -48,7 +48,7 @@ import numpy as np
 import sqlite_vec
 
 from unrecall.errors import StoreBusy, StoreError
-from unrecall.storage import bm25
+from unrecall.storage import postings
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
 from unrecall.storage.vector_cache import TenantVectors
@@ -64,7 +64,10 @@ _TURN_COLS = "id, uid, tenant_id, role, text, session_id, at, metadata"
 # can be read, exported and erased.
 _IDS = "(SELECT value FROM json_each(?))"
 
-_POSTINGS = {"m": "memory_terms", "t": "turn_terms"}
+_KIND = {"m": "memory", "t": "turn"}  # a postings kind's table prefix
+# Postings an open transaction buffers before it writes them into blocks
+# (``_flush``): an import of any size stays bounded in memory.
+FLUSH_EVERY = 20_000
 _DF = {"m": "mdf", "t": "tdf"}
 # vector_log rows kept: a process further behind reloads its matrices.
 VECTOR_LOG_KEEP = 20_000
@@ -183,8 +186,12 @@ class SQLiteStorage:
         self._readers: list[apsw.Connection] = []
         self._plock = threading.Lock()  # guards _readers
         self._depth = 0
-        self._marks: list[int] = []
+        # per open savepoint level: where _pending and _unflushed stood
+        self._marks: list[tuple[int, int]] = []
         self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
+        # postings indexed in the open transaction, not yet in their blocks
+        # (prefix, term, document, tf, length): _flush writes each block once
+        self._unflushed: list[tuple[str, int, int, int, int]] = []
         self._vectors: dict[int, TenantVectors] = {}
         self._erase_due = False
         self._erase_hooks: list[Callable[[], None]] = []
@@ -389,10 +396,12 @@ class SQLiteStorage:
                 self._begin()
             else:
                 self._db.execute(f"SAVEPOINT sp{self._depth}")
-            self._marks.append(len(self._pending))
+            self._marks.append((len(self._pending), len(self._unflushed)))
             self._depth += 1
             try:
                 yield
+                if outer:
+                    self._flush()  # the buffered postings, before the commit
             except BaseException:
                 self._depth -= 1
                 self._rollback(outer, self._marks.pop())
@@ -427,7 +436,7 @@ class SQLiteStorage:
             logged = self._log_vectors()
             self._db.execute("COMMIT")
         except apsw.Error as exc:
-            self._rollback(True, 0)
+            self._rollback(True, (0, 0))
             raise StoreError(
                 f"the commit failed ({type(exc).__name__}); nothing was written"
             ) from None
@@ -440,8 +449,9 @@ class SQLiteStorage:
         if self._erase_due:
             self._checkpoint(0.05)  # a forget's checkpoint that readers held up
 
-    def _rollback(self, outer: bool, mark: int) -> None:
-        del self._pending[mark:]
+    def _rollback(self, outer: bool, mark: tuple[int, int]) -> None:
+        del self._pending[mark[0] :]
+        del self._unflushed[mark[1] :]
         if outer:
             self._touched.clear()
         self._term_cache.clear()  # lexicon rows made inside are rolled back
@@ -563,18 +573,25 @@ class SQLiteStorage:
         turns, the tenant row (its key may itself be personal data); set
         statements, so a tenant of any size goes. Returns (memories, turns)."""
         with self.transaction():
+            self._flush()  # the tenant's unflushed postings go with the rest
             turns = self._scalar("SELECT count(*) FROM turns WHERE tenant_id = ?", (tenant_id,))
             # Every term of the tenant is the tenant's own: no counting down.
+            for prefix in _KIND.values():
+                self._write(
+                    f"DELETE FROM {prefix}_postings WHERE term IN"
+                    " (SELECT id FROM lexicon WHERE tenant_id = ?)",
+                    (tenant_id,),
+                )
+            self._write(
+                "DELETE FROM memory_docs WHERE doc IN"
+                " (SELECT id FROM memories WHERE tenant_id = ?)",
+                (tenant_id,),
+            )
+            self._write(
+                "DELETE FROM turn_docs WHERE doc IN (SELECT id FROM turns WHERE tenant_id = ?)",
+                (tenant_id,),
+            )
             self._write("DELETE FROM lexicon WHERE tenant_id = ?", (tenant_id,))
-            self._write(
-                "DELETE FROM memory_terms WHERE doc IN"
-                " (SELECT id FROM memories WHERE tenant_id = ? AND state = 'active')",
-                (tenant_id,),
-            )
-            self._write(
-                "DELETE FROM turn_terms WHERE doc IN (SELECT id FROM turns WHERE tenant_id = ?)",
-                (tenant_id,),
-            )
             self._write("DELETE FROM term_stats WHERE tenant_id = ?", (tenant_id,))
             self._write("DELETE FROM memory_vectors WHERE tenant_id = ?", (tenant_id,))
             memories = self._scalar(
@@ -835,38 +852,111 @@ class SQLiteStorage:
 
     def _post(self, kind: str, tenant_id: int, doc: int, terms: str) -> None:
         """Write one document's postings (``kind``: m for a memory, t for a
-        turn) and count it in the tenant's BM25 statistics."""
+        turn) into its terms' blocks, and count it in the tenant's BM25
+        statistics."""
         digests = terms.split()
         if not digests:
             return
         counts = Counter(digests)
         ids = self._term_ids(tenant_id, list(counts))
-        self._write_many(
-            f"INSERT INTO {_POSTINGS[kind]}(term, doc, tf, len) VALUES (?, ?, ?, ?)",
-            [(ids[d], doc, n, len(digests)) for d, n in counts.items()],
-        )
-        df = _DF[kind]
+        prefix, length = _KIND[kind], len(digests)
+        term_ids = sorted(ids.values())
         self._write(
-            f"UPDATE lexicon SET {df} = {df} + 1 WHERE id IN {_IDS}", (_ids(list(ids.values())),)
+            f"INSERT INTO {prefix}_docs(doc, len, terms) VALUES (?, ?, ?)",
+            (doc, length, np.asarray(term_ids, dtype="<i8").tobytes()),
         )
+        self._unflushed += [(prefix, ids[d], doc, n, length) for d, n in counts.items()]
+        if len(self._unflushed) >= FLUSH_EVERY:
+            self._flush()
+        df = _DF[kind]
+        self._write(f"UPDATE lexicon SET {df} = {df} + 1 WHERE id IN {_IDS}", (_ids(term_ids),))
         self._write(
             "INSERT INTO term_stats VALUES (?, ?, 1, ?) ON CONFLICT DO UPDATE"
             " SET docs = docs + 1, length = length + excluded.length",
-            (tenant_id, kind, len(digests)),
+            (tenant_id, kind, length),
+        )
+
+    def _flush(self) -> None:
+        """Put the postings indexed in the open transaction into their
+        terms' blocks: each block read and written once, however many of the
+        transaction's documents it gains (before a read of the blocks, a
+        document's removal, and at commit)."""
+        if not self._unflushed:
+            return
+        added: dict[str, dict[int, list[tuple[int, int, int]]]] = {}
+        for prefix, term, doc, tf, length in self._unflushed:
+            added.setdefault(prefix, {}).setdefault(term, []).append((doc, tf, length))
+        self._unflushed.clear()
+        for prefix, by_term in added.items():
+            held = {t: self._held(prefix, t, [d for d, _, _ in new]) for t, new in by_term.items()}
+            self._replace(prefix, held, postings.place(by_term, held))
+
+    def _held(self, prefix: str, term: int, docs: Sequence[int]) -> list[postings.Block]:
+        """The blocks of ``term`` that ``docs`` fall in (the last starting at
+        or before each, else the term's first), by first document."""
+        table, found = f"{prefix}_postings", {}
+        # Walking down from the last document: a document at or after a
+        # block found for a later one falls in the last such block (no other
+        # block starts between them), so appends cost one lookup.
+        for doc in sorted(set(docs), reverse=True):
+            if found and doc >= min(found):
+                continue
+            row = (
+                self._db.execute(
+                    f"SELECT first, docs, tfs, lens FROM {table} WHERE term = ? AND first <= ?"
+                    " ORDER BY first DESC LIMIT 1",
+                    (term, doc),
+                ).fetchone()
+                or self._db.execute(
+                    f"SELECT first, docs, tfs, lens FROM {table} WHERE term = ?"
+                    " ORDER BY first LIMIT 1",
+                    (term,),
+                ).fetchone()
+            )
+            if row is not None:
+                found[row[0]] = postings.Block.decode(*row)
+        return [found[f] for f in sorted(found)]
+
+    def _replace(
+        self,
+        prefix: str,
+        held: dict[int, list[postings.Block]],
+        new: Sequence[tuple[int, postings.Block]],
+    ) -> None:
+        """Delete every block of ``held`` (term -> blocks) and write ``new``."""
+        table = f"{prefix}_postings"
+        self._write_many(
+            f"DELETE FROM {table} WHERE term = ? AND first = ?",
+            [(term, b.first) for term, blocks in held.items() for b in blocks],
+        )
+        self._write_many(
+            f"INSERT INTO {table}(term, first, docs, tfs, lens) VALUES (?, ?, ?, ?, ?)",
+            [(term, b.first, *b.encode()) for term, b in new],
         )
 
     def _unpost(self, kind: str, tenant_id: int, docs: Sequence[int]) -> None:
-        """Delete documents' postings; a term no document uses any more
-        leaves the lexicon, its digest with it."""
-        table, df = _POSTINGS[kind], _DF[kind]
+        """Take documents out of their terms' blocks; a term no document
+        uses any more leaves the lexicon, its digest with it."""
+        prefix, df = _KIND[kind], _DF[kind]
+        self._flush()
         for doc in docs:
             found = self._db.execute(
-                f"SELECT term, len FROM {table} WHERE doc = ?", (doc,)
-            ).fetchall()
-            if not found:
+                f"SELECT len, terms FROM {prefix}_docs WHERE doc = ?", (doc,)
+            ).fetchone()
+            if found is None:
                 continue
-            terms = _ids([t for t, _ in found])
-            self._write(f"DELETE FROM {table} WHERE doc = ?", (doc,))
+            length, packed = found
+            term_ids = np.frombuffer(packed, dtype="<i8").tolist()
+            held = {t: self._held(prefix, t, [doc]) for t in term_ids}
+            left = [
+                (t, b)
+                for t, blocks in held.items()
+                for b in (postings.without(o, [doc]) for o in blocks)
+                if b is not None
+            ]
+            self._replace(prefix, held, left)
+            self._write(f"DELETE FROM {prefix}_docs WHERE doc = ?", (doc,))
+            terms = _ids(term_ids)
             self._write(f"UPDATE lexicon SET {df} = {df} - 1 WHERE id IN {_IDS}", (terms,))
             self._write(
                 f"DELETE FROM lexicon WHERE id IN {_IDS} AND mdf <= 0 AND tdf <= 0", (terms,)
@@ -874,7 +964,7 @@ class SQLiteStorage:
             self._write(
                 "UPDATE term_stats SET docs = docs - 1, length = length - ?"
                 " WHERE tenant_id = ? AND kind = ?",
-                (found[0][1], tenant_id, kind),
+                (length, tenant_id, kind),
             )
         self._term_cache.clear()  # lexicon rows may be gone
 
@@ -892,6 +982,8 @@ class SQLiteStorage:
         one snapshot: read apart, another process's commit between them could
         pair document frequencies with a smaller document count."""
         if db.in_transaction:
+            if db is self._db:
+                self._flush()  # the transaction's own postings count too
             return self._bm25_read(db, kind, tenant_id, terms, limit, require_all)
         db.execute("BEGIN")  # deferred: a read snapshot, no write lock
         try:
@@ -921,22 +1013,12 @@ class SQLiteStorage:
             (tenant_id, kind),
         ).fetchone()
         n, total = stats if stats else (0, 0)
-        weighted = bm25.weights(found, n, drop_floor=not require_all)
-        score = bm25.part("q.w", "p.tf", "p.len", "?")
-        having = "HAVING count(*) = ?" if require_all else ""
-        # The weights are unpacked once (MATERIALIZED), not once per posting.
+        weighted = postings.weights(found, n, drop_floor=not require_all)
         rows = db.execute(
-            "WITH q(term, w) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(?))"
-            f" SELECT p.doc, sum({score}) AS s FROM q JOIN {_POSTINGS[kind]} p ON p.term = q.term"
-            f" GROUP BY p.doc {having} ORDER BY s DESC, p.doc LIMIT ?",
-            (
-                json.dumps(weighted),
-                total / n if n else 1.0,
-                *([len(found)] if require_all else []),
-                limit,
-            ),
+            f"SELECT term, docs, tfs, lens FROM {_KIND[kind]}_postings WHERE term IN {_IDS}",
+            (_ids([t for t, _ in weighted]),),
         ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        return postings.top_k(rows, weighted, total / n if n else 1.0, limit, require_all)
 
     # -- recall indexes -------------------------------------------------
     def index_terms(self, row: MemoryRow, terms: str) -> None:
