@@ -94,20 +94,23 @@ def top_k(
     first, ties by document id; with ``require_all``, only documents
     holding every term."""
     weight = dict(terms)
-    parts: list[np.ndarray] = []
-    owners: list[np.ndarray] = []
-    for term, docs, tfs, lens in sorted(rows, key=lambda r: (r[0], r[1][:8])):
-        block = Block.decode(0, docs, tfs, lens)
-        tf = block.tfs.astype(np.float64)
-        norm = K1 * (1 - B + B * block.lens / avg_len)
-        parts.append(weight[term] * tf * (K1 + 1) / (tf + norm))
-        owners.append(block.docs)
-    if not parts or limit <= 0:
+    # each term's blocks in document order, so its documents ascend
+    rows = sorted(rows, key=lambda r: (r[0], int.from_bytes(r[1][:8], "little")))
+    if not rows or limit <= 0:
         return []
-    docs, at = np.unique(np.concatenate(owners), return_inverse=True)
-    scores = np.bincount(at, weights=np.concatenate(parts), minlength=len(docs))
+    sizes = np.array([len(r[1]) // _DOC.itemsize for r in rows])
+    docs = np.frombuffer(b"".join(r[1] for r in rows), _DOC)
+    tf = np.frombuffer(b"".join(r[2] for r in rows), _TF).astype(np.float64)
+    length = np.frombuffer(b"".join(r[3] for r in rows), _LEN).astype(np.float64)
+    idf = np.repeat(np.array([weight[r[0]] for r in rows]), sizes)
+    parts = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avg_len))
+    # Each term's documents ascend, so a stable sort only merges those runs.
+    order = np.argsort(docs, kind="stable")
+    docs, parts = docs[order], parts[order]
+    starts = np.flatnonzero(np.diff(docs, prepend=-1))
+    docs, scores = docs[starts], np.add.reduceat(parts, starts)
     if require_all:
-        held = np.bincount(at, minlength=len(docs)) == len(weight)
+        held = np.diff(np.append(starts, len(order))) == len(weight)
         docs, scores = docs[held], scores[held]
     if len(docs) > limit:
         # every document scoring at least the limit-th, ties at the edge included
