@@ -57,7 +57,7 @@ def _brute(mem: Memory, tenant_id: int, terms: list[str]) -> dict[int, float]:
         mem, "SELECT term, first, docs, tfs, lens FROM memory_postings"
     ):
         block = postings.Block.decode(first, bytes(docs), bytes(tfs), bytes(lens))
-        for doc, tf, length in zip(block.docs, block.tfs, block.lens, strict=True):
+        for doc, tf, length in zip(*block.arrays(), strict=True):
             if term in weights:
                 scores[int(doc)] = scores.get(int(doc), 0.0) + _part(
                     weights[term], int(tf), int(length), total / n
@@ -93,9 +93,10 @@ def _held(mem: Memory, prefix: str) -> dict[tuple[int, int], tuple[int, int]]:
         mem, f"SELECT term, first, docs, tfs, lens FROM {prefix}_postings"
     ):
         block = postings.Block.decode(first, bytes(docs), bytes(tfs), bytes(lens))
-        assert 0 < len(block.docs) <= postings.BLOCK
-        assert list(block.docs) == sorted(set(block.docs.tolist()))
-        for doc, tf, length in zip(block.docs, block.tfs, block.lens, strict=True):
+        held = block.arrays()
+        assert 0 < block.size <= postings.BLOCK and block.first <= held[0][0]
+        assert held[0].tolist() == sorted(set(held[0].tolist()))
+        for doc, tf, length in zip(*held, strict=True):
             assert (term, int(doc)) not in out
             out[(term, int(doc))] = (int(tf), int(length))
     return out

@@ -22,6 +22,8 @@ scoring are here, so both rank alike.
 from __future__ import annotations
 
 import math
+import sys
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -33,36 +35,65 @@ IDF_FLOOR = 1e-6  # FTS5's: an idf never below it
 BLOCK = 128  # postings a row: 1.75 KB at most, under PostgreSQL's TOAST threshold
 
 _DOC, _TF, _LEN = np.dtype("<i8"), np.dtype("<u2"), np.dtype("<u4")
+_TF_MAX = int(np.iinfo(_TF).max)
 
 
-@dataclass
+def _pack(values: Sequence[int], code: str) -> bytes:
+    """Little-endian fixed-width integers (``array`` is NumPy's equal here
+    and costs a tenth as much on the few values one append adds)."""
+    out = array(code, values)
+    if sys.byteorder != "little":  # pragma: no cover - every platform we ship on is
+        out.byteswap()
+    return out.tobytes()
+
+
+@dataclass(frozen=True)
 class Block:
-    """One row of a term's postings: documents ascending, with their tf and
-    length. ``first`` is the key the row is stored under (its smallest
-    document when written)."""
+    """One row of a term's postings, packed: documents ascending (int64),
+    their tfs (uint16) and lengths (uint32). ``first`` is the key the row is
+    stored under (its smallest document when written)."""
 
     first: int
-    docs: np.ndarray
-    tfs: np.ndarray
-    lens: np.ndarray
+    docs: bytes
+    tfs: bytes
+    lens: bytes
 
     @classmethod
     def decode(cls, first: int, docs: bytes, tfs: bytes, lens: bytes) -> Block:
         """A stored row."""
+        return cls(int(first), bytes(docs), bytes(tfs), bytes(lens))
+
+    @classmethod
+    def of(cls, docs: Sequence[int], tfs: Sequence[int], lens: Sequence[int]) -> Block:
+        """A block of ascending documents, keyed by the first."""
         return cls(
-            int(first),
-            np.frombuffer(docs, _DOC).astype(np.int64),
-            np.frombuffer(tfs, _TF).astype(np.int64),
-            np.frombuffer(lens, _LEN).astype(np.int64),
+            int(docs[0]),
+            _pack(docs, "q"),
+            _pack([min(int(t), _TF_MAX) for t in tfs], "H"),
+            _pack(lens, "I"),
         )
 
     def encode(self) -> tuple[bytes, bytes, bytes]:
         """The row's three packed arrays."""
+        return self.docs, self.tfs, self.lens
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Documents, tfs and lengths as int64 arrays."""
         return (
-            self.docs.astype(_DOC).tobytes(),
-            np.minimum(self.tfs, np.iinfo(_TF).max).astype(_TF).tobytes(),
-            self.lens.astype(_LEN).tobytes(),
+            np.frombuffer(self.docs, _DOC).astype(np.int64),
+            np.frombuffer(self.tfs, _TF).astype(np.int64),
+            np.frombuffer(self.lens, _LEN).astype(np.int64),
         )
+
+    @property
+    def size(self) -> int:
+        """How many documents it holds."""
+        return len(self.docs) // _DOC.itemsize
+
+    @property
+    def last(self) -> int:
+        """Its last (largest) document."""
+        return int.from_bytes(self.docs[-_DOC.itemsize :], "little", signed=True)
 
 
 def weights(
@@ -121,22 +152,29 @@ def top_k(
     return [(int(docs[i]), float(scores[i])) for i in order]
 
 
-def merge(blocks: Sequence[Block], add: Block) -> list[Block]:
-    """The blocks ``add``'s documents go into (the term's blocks they fall
-    in, in order) rewritten with them, split to ``BLOCK`` documents a row.
-    A document already there keeps its new tf and length."""
-    docs = np.concatenate([*(b.docs for b in blocks), add.docs])
-    tfs = np.concatenate([*(b.tfs for b in blocks), add.tfs])
-    lens = np.concatenate([*(b.lens for b in blocks), add.lens])
-    # the last occurrence of a document wins: added after the stored ones
-    order = np.argsort(docs, kind="stable")
-    docs, tfs, lens = docs[order], tfs[order], lens[order]
-    last = np.append(docs[1:] != docs[:-1], True)
-    docs, tfs, lens = docs[last], tfs[last], lens[last]
+def _chunks(docs: Sequence[int], tfs: Sequence[int], lens: Sequence[int]) -> list[Block]:
+    """Ascending postings cut into blocks of ``BLOCK``."""
     return [
-        Block(int(docs[i]), docs[i : i + BLOCK], tfs[i : i + BLOCK], lens[i : i + BLOCK])
+        Block.of(docs[i : i + BLOCK], tfs[i : i + BLOCK], lens[i : i + BLOCK])
         for i in range(0, len(docs), BLOCK)
     ]
+
+
+def merge(
+    blocks: Sequence[Block], docs: Sequence[int], tfs: Sequence[int], lens: Sequence[int]
+) -> list[Block]:
+    """``blocks`` (a term's, in order, the ones the new postings fall in)
+    rewritten with the new (document, tf, length) postings, cut to ``BLOCK``
+    documents a row. A document already there takes its new tf and length."""
+    old = [b.arrays() for b in blocks]
+    all_docs = np.concatenate([*(o[0] for o in old), np.asarray(docs, dtype=np.int64)])
+    all_tfs = np.concatenate([*(o[1] for o in old), np.asarray(tfs, dtype=np.int64)])
+    all_lens = np.concatenate([*(o[2] for o in old), np.asarray(lens, dtype=np.int64)])
+    # the last occurrence of a document wins: the new come after the stored
+    order = np.argsort(all_docs, kind="stable")
+    all_docs, all_tfs, all_lens = all_docs[order], all_tfs[order], all_lens[order]
+    last = np.append(all_docs[1:] != all_docs[:-1], True)
+    return _chunks(all_docs[last].tolist(), all_tfs[last].tolist(), all_lens[last].tolist())
 
 
 def place(
@@ -147,27 +185,49 @@ def place(
     (each term's blocks by first document; every one of them is replaced)."""
     out: list[tuple[int, Block]] = []
     for term, new in added.items():
-        add = Block(0, *(np.array([p[i] for p in new], dtype=np.int64) for i in range(3)))
+        new = sorted(new)
+        docs, tfs, lens = ([p[i] for p in new] for i in range(3))
         blocks = held.get(term, [])
         if not blocks:
-            out += [(term, b) for b in merge([], add)]
-            continue
-        firsts = [b.first for b in blocks]
-        target = np.array([part_of(firsts, int(d)) for d in add.docs])
-        for i in sorted(set(target.tolist())):
-            into = target == i
-            one = Block(0, add.docs[into], add.tfs[into], add.lens[into])
-            out += [(term, b) for b in merge([blocks[i]], one)]
-        out += [(term, b) for i, b in enumerate(blocks) if i not in set(target.tolist())]
+            out += [(term, b) for b in _chunks(docs, tfs, lens)]
+        elif docs[0] > blocks[-1].last and len(set(docs)) == len(docs):
+            # appended after everything held (ingest): bytes joined, no sort
+            *keep, tail = blocks
+            out += [(term, b) for b in keep]
+            room = BLOCK - tail.size
+            joined = Block(
+                tail.first,
+                tail.docs + _pack(docs[:room], "q"),
+                tail.tfs + _pack([min(t, _TF_MAX) for t in tfs[:room]], "H"),
+                tail.lens + _pack(lens[:room], "I"),
+            )
+            out += [(term, b) for b in [joined, *_chunks(docs[room:], tfs[room:], lens[room:])]]
+        else:
+            firsts = [b.first for b in blocks]
+            target = [part_of(firsts, d) for d in docs]
+            for i, block in enumerate(blocks):
+                into = [j for j, t in enumerate(target) if t == i]
+                if not into:
+                    out.append((term, block))
+                    continue
+                pick = [docs[j] for j in into], [tfs[j] for j in into], [lens[j] for j in into]
+                out += [(term, b) for b in merge([block], *pick)]
     return out
 
 
 def without(block: Block, docs: Sequence[int]) -> Block | None:
-    """``block`` with ``docs`` taken out (None when nothing is left)."""
-    keep = ~np.isin(block.docs, np.asarray(docs, dtype=np.int64))
+    """``block`` with ``docs`` taken out (None when nothing is left); its
+    key stays."""
+    have, tfs, lens = block.arrays()
+    keep = ~np.isin(have, np.asarray(docs, dtype=np.int64))
     if not keep.any():
         return None
-    return Block(block.first, block.docs[keep], block.tfs[keep], block.lens[keep])
+    return Block(
+        block.first,
+        have[keep].astype(_DOC).tobytes(),
+        tfs[keep].astype(_TF).tobytes(),
+        lens[keep].astype(_LEN).tobytes(),
+    )
 
 
 def part_of(firsts: Sequence[int], doc: int) -> int:

@@ -192,6 +192,7 @@ class SQLiteStorage:
         # postings indexed in the open transaction, not yet in their blocks
         # (prefix, term, document, tf, length): _flush writes each block once
         self._unflushed: list[tuple[str, int, int, int, int]] = []
+        self._fresh: set[int] = set()  # terms made since the last _flush: no blocks yet
         self._vectors: dict[int, TenantVectors] = {}
         self._erase_due = False
         self._erase_hooks: list[Callable[[], None]] = []
@@ -452,6 +453,7 @@ class SQLiteStorage:
     def _rollback(self, outer: bool, mark: tuple[int, int]) -> None:
         del self._pending[mark[0] :]
         del self._unflushed[mark[1] :]
+        self._fresh.clear()  # made inside and rolled back, or flushed: look them up
         if outer:
             self._touched.clear()
         self._term_cache.clear()  # lexicon rows made inside are rolled back
@@ -848,6 +850,7 @@ class SQLiteStorage:
                         (tenant_id, digest),
                     )
                     cache[(tenant_id, digest)] = self._db.last_insert_rowid()
+                    self._fresh.add(cache[(tenant_id, digest)])
         return {d: cache[(tenant_id, d)] for d in digests}
 
     def _post(self, kind: str, tenant_id: int, doc: int, terms: str) -> None:
@@ -887,8 +890,12 @@ class SQLiteStorage:
         for prefix, term, doc, tf, length in self._unflushed:
             added.setdefault(prefix, {}).setdefault(term, []).append((doc, tf, length))
         self._unflushed.clear()
+        fresh, self._fresh = self._fresh, set()
         for prefix, by_term in added.items():
-            held = {t: self._held(prefix, t, [d for d, _, _ in new]) for t, new in by_term.items()}
+            held = {
+                t: [] if t in fresh else self._held(prefix, t, [d for d, _, _ in new])
+                for t, new in by_term.items()
+            }
             self._replace(prefix, held, postings.place(by_term, held))
 
     def _held(self, prefix: str, term: int, docs: Sequence[int]) -> list[postings.Block]:
