@@ -752,6 +752,8 @@ class Build:
     revision: str = "unknown"
     load: list[float] = field(default_factory=list)  # 1-min load at start and end
     reused: bool = False
+    # a store of the previous schema opened by this code: {"from_schema", "seconds", "revision"}
+    upgraded: dict[str, Any] | None = None
     big_uids: list[str] = field(default_factory=list, repr=False)
     big_owners: list[str] = field(default_factory=list, repr=False)
 
@@ -893,6 +895,38 @@ def build_store(
     )
 
 
+def _pg_name(key: str) -> str:
+    """The database a kept PostgreSQL build of ``key`` lives in (PostgreSQL
+    cuts names at 63 bytes: a digest of the key)."""
+    return "build_" + hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+
+
+def _upgrade_older(old: str, name: str, log: Callable[[str], None]) -> Build | None:
+    """A kept build of the previous schema, brought to this one by opening
+    it with this code (the store's own upgrade, timed) and renamed to this
+    schema's database; None when there is none."""
+    assert PG is not None
+    old_meta = PG.folder / f"{old}.json"
+    if not (old_meta.exists() and PG.exists(old)):
+        return None
+    log(f"  upgrading the schema v{SCHEMA_VERSION - 1} build {old} on open")
+    start = time.perf_counter()
+    Memory(PG.url(old)).close()
+    seconds = time.perf_counter() - start
+    log(f"  upgraded in {seconds:.0f} s")
+    PG.sql(f'ALTER DATABASE "{old}" RENAME TO "{name}"')
+    info = json.loads(old_meta.read_text())
+    info["path"] = PG.url(name)
+    info["upgraded"] = {
+        "from_schema": SCHEMA_VERSION - 1,
+        "seconds": round(seconds, 1),
+        "revision": source_revision(),
+    }
+    (PG.folder / f"{name}.json").write_text(json.dumps(info))
+    old_meta.unlink()
+    return Build(**{**info, "reused": True})
+
+
 def cached_build(
     cache: Path,
     n: int,
@@ -906,29 +940,39 @@ def cached_build(
 ) -> Build:
     """The store for these parameters: reused from ``cache`` or built now
     (on PostgreSQL always built now, in a database of the run's server)."""
-    key = (
-        f"v{CORPUS_VERSION}-schema{SCHEMA_VERSION}-{unrecall.__version__}"
-        f"-n{n}-small{small_n}-seed{seed}-batch{batch}-minilm"
-        + (f"-tenants{TENANTS}" if TENANTS > 1 else "")
-    )
+
+    def key(schema: int) -> str:
+        return (
+            f"v{CORPUS_VERSION}-schema{schema}-{unrecall.__version__}"
+            f"-n{n}-small{small_n}-seed{seed}-batch{batch}-minilm"
+            + (f"-tenants{TENANTS}" if TENANTS > 1 else "")
+        )
+
     if PG is not None:
-        name = "build_" + hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+        name = _pg_name(key(SCHEMA_VERSION))
         meta = PG.folder / f"{name}.json"
         if PG.keep and not rebuild and meta.exists() and PG.exists(name):
             info = json.loads(meta.read_text())
             return Build(**{**info, "reused": True})
+        if PG.keep and not rebuild:
+            older = _upgrade_older(_pg_name(key(SCHEMA_VERSION - 1)), name, log)
+            if older is not None:
+                return older
         build = build_store(PG.url(name), big, small, batch, log)
         if PG.keep:
             meta.write_text(json.dumps(asdict(build)))
         return build
-    db, meta = cache / f"store-{key}.db", cache / f"store-{key}.json"
+    db, meta = (
+        cache / f"store-{key(SCHEMA_VERSION)}.db",
+        cache / f"store-{key(SCHEMA_VERSION)}.json",
+    )
     if db.exists() and meta.exists() and not rebuild:
         info = json.loads(meta.read_text())
         info["reused"] = True
         info.setdefault("big_owners", [BIG_USER] * len(info["big_uids"]))  # before --tenants
         return Build(**info)
     cache.mkdir(parents=True, exist_ok=True)
-    tmp = cache / f"building-{key}.db"
+    tmp = cache / f"building-{key(SCHEMA_VERSION)}.db"
     build = build_store(tmp, big, small, batch, log)
     remove_store(db)
     tmp.rename(db)  # the store was closed (checkpointed, WAL truncated)
@@ -1280,6 +1324,12 @@ def render(report: dict[str, Any]) -> str:
         + (
             f" (load {res[s]['ingest']['load'][0]:.2f} → {res[s]['ingest']['load'][1]:.2f})"
             if res[s]["ingest"].get("load")
+            else ""
+        )
+        + (
+            f", upgraded from schema v{up['from_schema']} on open in {up['seconds']:,.0f} s"
+            f" at revision `{up['revision']}`"
+            if (up := res[s]["ingest"].get("upgraded"))
             else ""
         )
         for s in sizes

@@ -14,6 +14,7 @@ from conftest import BACKENDS, new_postgres_url
 from helpers import erases, raw_hits, raw_sql, token
 
 from unrecall import Memory, StoreError
+from unrecall.storage import postings
 
 # Tables that hold rows of one tenant (the rest are reference tables).
 TENANT_TABLES = {
@@ -324,11 +325,12 @@ def test_deferred_erasure_leaves_the_rewrite_to_an_explicit_erase(url: str) -> N
         assert [h.text for h in mem.search("herons", user_id="u")] == ["I like herons"]
 
 
-def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(url: str) -> None:
+def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Schema v5 kept one row per posting (memory_terms, turn_terms). Made
-    # here from a current store by hand, as v5 left it: opening it drops
-    # those tables, writes the blocks from the texts (reindex), and recall
-    # ranks as before.
+    # here from a current store by hand, as v5 left it: opening it packs
+    # those rows into blocks and drops them, and recall ranks as before.
     with Memory(url, embedder="hashing") as mem:
         for i in range(40):
             mem.add(f"the heron {i} waits by the copper kettle near lantern {i % 3}", user_id="u")
@@ -338,9 +340,18 @@ def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(url: str) -> 
             for q in ("copper kettle", "lantern 2 heron", "otter")
         ]
     with psycopg.connect(url, autocommit=True) as conn:
-        for kind in ("memory", "turn"):
+        for kind, table in (("memory", "memory_terms"), ("turn", "turn_terms")):
+            rows = [
+                (tenant, term, int(doc), int(tf), int(length))
+                for tenant, term, first, *packed in conn.execute(
+                    f"SELECT tenant_id, term, first, docs, tfs, lens FROM {kind}_postings"
+                )
+                for doc, tf, length in zip(
+                    *postings.Block.decode(first, *map(bytes, packed)).arrays(), strict=True
+                )
+            ]
+            assert rows
             conn.execute(f"DROP TABLE {kind}_postings, {kind}_docs")
-        for table in ("memory_terms", "turn_terms"):
             conn.execute(
                 f"CREATE TABLE {table}(tenant_id bigint NOT NULL, term bigint NOT NULL,"
                 " doc bigint NOT NULL, tf integer NOT NULL, len integer NOT NULL,"
@@ -351,7 +362,11 @@ def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(url: str) -> 
                     f"CREATE TABLE {table}_p{r} PARTITION OF {table}"
                     f" FOR VALUES WITH (MODULUS 16, REMAINDER {r})"
                 )
+            with conn.cursor() as cur:
+                cur.executemany(f"INSERT INTO {table} VALUES (%s, %s, %s, %s, %s)", rows)
         conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    # read in batches that cut through terms' postings
+    monkeypatch.setattr("unrecall.storage.postgres._PACK_BATCH", 7)
     with Memory(url, embedder="hashing") as mem:
         assert mem.storage.upgrades() == []
         after = [

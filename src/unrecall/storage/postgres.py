@@ -45,6 +45,7 @@ content are never sampled into ``pg_statistic`` (statistics target 0).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import secrets
@@ -293,20 +294,52 @@ def _schema(dim: int) -> list[str]:
 _MIGRATIONS = {5}
 
 
-def _migrations(version: int) -> list[str]:
-    """Statements that bring a store of ``version`` to ``SCHEMA_VERSION``
-    (inside the opening transaction, under the write lock)."""
-    # v6: postings in blocks (storage.postings); ``reindex`` writes them from
-    # the texts, so the lexicon and statistics start again empty.
-    return [
-        "DROP TABLE memory_terms",
-        "DROP TABLE turn_terms",
-        *_partitioned(_blocks()),
-        "DELETE FROM lexicon",
-        "DELETE FROM term_stats",
-        "INSERT INTO meta VALUES ('upgrade', 'reindex')",
-        f"UPDATE meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema_version'",
-    ]
+_PACK_BATCH = 50_000  # old posting rows read at a time by _upgrade
+
+
+def _upgrade(conn: psycopg.Connection[Any]) -> None:
+    """Bring a store of schema v5 to ``SCHEMA_VERSION`` (inside the opening
+    transaction, under the write lock): its row-per-posting tables packed
+    into blocks (``storage.postings``), read once each in key order through
+    a server-side cursor, and their documents' rows written; the lexicon
+    and statistics stay as they were."""
+    for stmt in _partitioned(_blocks()):
+        conn.execute(stmt)
+    for old, prefix in (("memory_terms", "memory"), ("turn_terms", "turn")):
+
+        def put(rows: list[tuple[int, ...]], prefix: str = prefix) -> None:
+            blocks = [
+                (tenant_id, term, b.first, *b.encode())
+                for tenant_id, group in itertools.groupby(rows, key=lambda r: r[0])
+                for term, b in postings.blocks_of_rows(r[1:] for r in group)
+            ]
+            if blocks:
+                conn.execute(
+                    f"INSERT INTO {prefix}_postings SELECT * FROM unnest(%s::bigint[],"
+                    " %s::bigint[], %s::bigint[], %s::bytea[], %s::bytea[], %s::bytea[])",
+                    [[b[i] for b in blocks] for i in range(6)],
+                )
+
+        with conn.cursor(name=f"pack_{prefix}") as cursor:
+            cursor.execute(
+                f"SELECT tenant_id, term, doc, tf, len FROM {old} ORDER BY tenant_id, term, doc"
+            )
+            carry: list[tuple[int, ...]] = []
+            while batch := cursor.fetchmany(_PACK_BATCH):
+                rows = carry + [tuple(r) for r in batch]
+                # the last term may go on in the next batch: it waits for it
+                cut = len(rows)
+                while cut and rows[cut - 1][:2] == rows[-1][:2]:
+                    cut -= 1
+                put(rows[:cut])
+                carry = rows[cut:]
+            put(carry)
+        conn.execute(
+            f"INSERT INTO {prefix}_docs SELECT tenant_id, doc, min(len),"
+            f" array_agg(term ORDER BY term) FROM {old} GROUP BY tenant_id, doc"
+        )
+        conn.execute(f"DROP TABLE {old}")
+    conn.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
 
 # What a store holds from birth (api_keys comes with the first server).
@@ -489,8 +522,7 @@ class PostgresStorage:
                 meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
                 version = int(meta.get("schema_version", "0"))
                 if tables and version in _MIGRATIONS and version < SCHEMA_VERSION:
-                    for stmt in _migrations(version):
-                        conn.execute(stmt)
+                    _upgrade(conn)
                     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
         except psycopg.Error as exc:
             conn.close()
@@ -1242,7 +1274,7 @@ class PostgresStorage:
 
     def _post(self, kind: str, tenant_id: int, doc: int, terms: str) -> None:
         """Index one document (``kind``: m for a memory, t for a turn): its
-        row of terms now, its postings at the next ``_flush``."""
+        row of terms and its postings are written at the next ``_flush``."""
         self._require_tx()
         digests = [d.lower() for d in terms.split()]
         if not digests:
@@ -1250,10 +1282,6 @@ class PostgresStorage:
         counts = Counter(digests)
         ids = self._term_ids(tenant_id, list(counts))
         term_ids = [ids[d] for d in counts]
-        self._write(
-            f"INSERT INTO {_KIND[kind]}_docs VALUES (%s, %s, %s, %s)",
-            (tenant_id, doc, len(digests), sorted(term_ids)),
-        )
         self._write(
             "INSERT INTO pending_docs VALUES (%s, %s, %s, %s, %s, %s)",
             (tenant_id, kind, doc, term_ids, list(counts.values()), len(digests)),
@@ -1272,7 +1300,13 @@ class PostgresStorage:
             return
         self._local.pending = 0
         rows = self._returning(
-            "DELETE FROM pending_docs RETURNING tenant_id, kind, doc, terms, tfs, len",
+            "WITH done AS (DELETE FROM pending_docs RETURNING *),"
+            + ",".join(
+                f" {prefix} AS (INSERT INTO {prefix}_docs SELECT tenant_id, doc, len,"
+                f" ARRAY(SELECT unnest(terms) ORDER BY 1) FROM done WHERE kind = '{kind}')"
+                for kind, prefix in _KIND.items()
+            )
+            + " SELECT tenant_id, kind, doc, terms, tfs, len FROM done",
             upkeep=True,
         )
         if not rows:
@@ -1325,25 +1359,43 @@ class PostgresStorage:
         self, kind: str, tenant_id: int, docs: dict[int, list[int]]
     ) -> dict[int, list[postings.Block]]:
         """Per term, the blocks the given documents fall in (the last block
-        starting at or before each, else the term's first), by first doc."""
-        terms = [t for t, ds in docs.items() for _ in ds]
-        wanted = [d for ds in docs.values() for d in ds]
+        starting at or before each, else the term's first), by first doc.
+        Each round looks up, for every term still open, the block of its
+        largest document not yet placed; every document at or after that
+        block's start falls in it (no block starts between), so appends
+        take one round."""
         table = f"{_KIND[kind]}_postings"
-        rows = self._returning(
-            "SELECT DISTINCT ON (b.term, b.first) b.term, b.first, b.docs, b.tfs, b.lens"
-            " FROM unnest(%(terms)s::bigint[], %(docs)s::bigint[]) AS x(term, doc)"
-            " CROSS JOIN LATERAL (SELECT * FROM ("
-            f" (SELECT 0 AS o, p.* FROM {table} p WHERE p.tenant_id = %(tenant)s"
-            " AND p.term = x.term AND p.first <= x.doc ORDER BY p.first DESC LIMIT 1)"
-            " UNION ALL"
-            f" (SELECT 1, p.* FROM {table} p WHERE p.tenant_id = %(tenant)s"
-            " AND p.term = x.term ORDER BY p.first LIMIT 1)) AS c ORDER BY c.o LIMIT 1) AS b",
-            {"terms": terms, "docs": wanted, "tenant": tenant_id},
-        )
-        out: dict[int, list[postings.Block]] = {}
-        for term, first, *packed in sorted(rows, key=lambda r: (r[0], r[1])):
-            out.setdefault(term, []).append(postings.Block.decode(first, *map(bytes, packed)))
-        return out
+        left = {t: sorted(set(ds), reverse=True) for t, ds in docs.items()}
+        found: dict[int, dict[int, postings.Block]] = {}
+        while left:
+            terms = sorted(left)
+            rows = self._returning(
+                "SELECT b.term, b.first, b.docs, b.tfs, b.lens"
+                " FROM unnest(%(terms)s::bigint[], %(docs)s::bigint[]) AS x(term, doc)"
+                " CROSS JOIN LATERAL (SELECT * FROM ("
+                f" (SELECT 0 AS o, p.* FROM {table} p WHERE p.tenant_id = %(tenant)s"
+                " AND p.term = x.term AND p.first <= x.doc ORDER BY p.first DESC LIMIT 1)"
+                " UNION ALL"
+                f" (SELECT 1, p.* FROM {table} p WHERE p.tenant_id = %(tenant)s"
+                " AND p.term = x.term ORDER BY p.first LIMIT 1)) AS c ORDER BY c.o LIMIT 1) AS b",
+                {"terms": terms, "docs": [left[t][0] for t in terms], "tenant": tenant_id},
+            )
+            got = {int(r[0]): postings.Block.decode(r[1], *map(bytes, r[2:])) for r in rows}
+            for term in terms:
+                block = got.get(term)
+                if block is None:  # the term has no block yet
+                    del left[term]
+                    continue
+                found.setdefault(term, {})[block.first] = block
+                rest = [d for d in left[term] if d < block.first]
+                # below the term's first block: they all fall in it
+                if rest and block.first > left[term][0]:
+                    rest = []
+                if rest:
+                    left[term] = rest
+                else:
+                    del left[term]
+        return {t: [b[f] for f in sorted(b)] for t, b in found.items()}
 
     def _replace_blocks(
         self,

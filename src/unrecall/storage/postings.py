@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -228,6 +228,27 @@ def without(block: Block, docs: Sequence[int]) -> Block | None:
         tfs[keep].astype(_TF).tobytes(),
         lens[keep].astype(_LEN).tobytes(),
     )
+
+
+def blocks_of_rows(rows: Iterable[Sequence[int]]) -> Iterator[tuple[int, Block]]:
+    """(term, document, tf, length) rows sorted by term, then document (a
+    table of schema v5, a row per posting), as each term's blocks."""
+    term: int | None = None
+    docs: list[int] = []
+    tfs: list[int] = []
+    lens: list[int] = []
+    for t, d, tf, length in rows:
+        if t != term or len(docs) == BLOCK:
+            if docs:
+                assert term is not None
+                yield term, Block.of(docs, tfs, lens)
+            term, docs, tfs, lens = t, [], [], []
+        docs.append(d)
+        tfs.append(tf)
+        lens.append(length)
+    if docs:
+        assert term is not None
+        yield term, Block.of(docs, tfs, lens)
 
 
 def part_of(firsts: Sequence[int], doc: int) -> int:

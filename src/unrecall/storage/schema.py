@@ -156,7 +156,7 @@ def _blocks(kind: str) -> list[str]:
 
 # What schema v6 changed: postings in blocks (issues #16, #17: BM25 summed a
 # row per posting, ~0.35 us each, and a query reads ~80,000 of them in a
-# tenant of a million memories). ``reindex`` writes them from the texts.
+# tenant of a million memories).
 _V6 = [*_blocks("memory"), *_blocks("turn")]
 
 
@@ -205,13 +205,8 @@ def migrations() -> dict[int, list[str]]:
         ],
         # Served by several processes (issue #15): the vector change log.
         5: _V5,
-        6: [
-            "DROP TABLE memory_terms",
-            "DROP TABLE turn_terms",
-            *_V6,
-            "DELETE FROM lexicon",
-            "DELETE FROM term_stats",
-            "INSERT OR REPLACE INTO meta VALUES ('upgrade', trim(coalesce("
-            "(SELECT value FROM meta WHERE key = 'upgrade'), '') || ' reindex'))",
-        ],
+        # Postings in blocks: the rows of memory_terms and turn_terms are
+        # packed into them by ``SQLiteStorage._pack_postings``, which then
+        # drops those tables (the lexicon and statistics stay as they are).
+        6: _V6,
     }

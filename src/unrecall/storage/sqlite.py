@@ -364,6 +364,8 @@ class SQLiteStorage:
                 for v in range(version + 1, SCHEMA_VERSION + 1):
                     for stmt in steps[v]:
                         self._write(stmt)
+                    if v == 6:
+                        self._pack_postings()
                     self._write(f"PRAGMA user_version={v}")
         stored = self._scalar("SELECT value FROM meta WHERE key = 'embedder'")
         if stored != embedder_name:
@@ -371,6 +373,31 @@ class SQLiteStorage:
                 f"store was built with embedder {stored!r}, not {embedder_name!r};"
                 " open it with the same embedder"
             )
+
+    def _pack_postings(self) -> None:
+        """Schema v6: the row-per-posting tables of v3 to v5 packed into
+        blocks, and their documents' rows written; then dropped (their
+        pages zeroed by secure_delete). One pass over each, in key order."""
+        for old, prefix in (("memory_terms", "memory"), ("turn_terms", "turn")):
+            rows = self._db.execute(f"SELECT term, doc, tf, len FROM {old} ORDER BY term, doc")
+            self._write_many(
+                f"INSERT INTO {prefix}_postings(term, first, docs, tfs, lens)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(t, b.first, *b.encode()) for t, b in postings.blocks_of_rows(rows)],
+            )
+            docs: dict[int, tuple[int, list[int]]] = {}
+            for doc, length, term in self._db.execute(
+                f"SELECT doc, len, term FROM {old} ORDER BY doc, term"
+            ):
+                docs.setdefault(doc, (length, []))[1].append(term)
+            self._write_many(
+                f"INSERT INTO {prefix}_docs(doc, len, terms) VALUES (?, ?, ?)",
+                [
+                    (doc, length, np.asarray(terms, dtype="<i8").tobytes())
+                    for doc, (length, terms) in docs.items()
+                ],
+            )
+            self._write(f"DROP TABLE {old}")
 
     def upgrades(self) -> list[str]:
         """Migration steps that need the planes (``reindex``, ``rechain``)."""
