@@ -772,6 +772,8 @@ class CachedEmbedder:
         self.inner = MiniLMEmbedder()
         self.name, self.dim = self.inner.name, self.inner.dim
         self.db = apsw.Connection(str(path))
+        self.db.set_busy_timeout(60_000)  # two builds may share one cache
+        self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS v(h BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID")
         self.lock = threading.Lock()
         self.hits = self.misses = 0
