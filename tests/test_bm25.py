@@ -138,3 +138,34 @@ def test_blocks_hold_exactly_the_terms_of_what_is_indexed(
         for digest, tf in Counter(digests).items():
             assert held_turns.pop((lexicon[digest], t.id)) == (tf, len(digests))
     assert held_turns == {}
+
+
+def test_a_rolled_back_savepoint_keeps_the_outer_levels_postings(fast_mem: Memory) -> None:
+    # Postings wait in a buffer until a read or the commit. A savepoint that
+    # read the blocks (and so wrote the outer level's buffered postings) and
+    # then rolled back must not take the outer level's postings with it.
+    storage, recall = fast_mem.storage, fast_mem.recall
+    tenant_id = storage.tenant("user:u", True)
+    assert tenant_id is not None
+    kept = fast_mem.add("the harbour crane is painted violet", user_id="u").ids
+
+    class Undo(Exception):
+        pass
+
+    with storage.transaction():
+        turn = storage.add_turn(tenant_id, "user", "a quartz lantern", None, 0.0, {})
+        storage.index_turn(turn, recall.hasher.document(turn.text))
+        try:
+            with storage.transaction():
+                term = recall.hasher.term("quartz")
+                assert [d for d, _ in storage.lexical(tenant_id, [term], 5, turns=True)] == [
+                    turn.id
+                ]
+                other = storage.add_turn(tenant_id, "user", "a quartz kettle", None, 0.0, {})
+                storage.index_turn(other, recall.hasher.document(other.text))
+                raise Undo
+        except Undo:
+            pass
+    term = recall.hasher.term("quartz")
+    assert [d for d, _ in storage.lexical(tenant_id, [term], 5, turns=True)] == [turn.id]
+    assert [h.id for h in fast_mem.search("violet crane", user_id="u", mode="lexical")] == kept

@@ -423,6 +423,10 @@ class SQLiteStorage:
                 self._term_cache.clear()  # another process may have changed the lexicon
                 self._begin()
             else:
+                # Postings buffered so far go to their blocks first: a flush
+                # inside the savepoint then holds only its own, and a rollback
+                # to it loses none of the outer level's.
+                self._flush()
                 self._db.execute(f"SAVEPOINT sp{self._depth}")
             self._marks.append((len(self._pending), len(self._unflushed)))
             self._depth += 1
