@@ -6,8 +6,9 @@ query reads a few rows per word instead of one row per posting, and scores
 them with NumPy: summing rows in SQL cost ~0.35 us a posting on SQLite and
 ~0.5 us on PostgreSQL, and a query's words held 5 % of a tenant's memories
 on the perf corpus (~80,000 postings at a million); read as blocks and
-summed in NumPy the same query costs a third of the rows' time, in a fifth
-of the space (bench/results/postings-blocks.md).
+summed in NumPy the same query costs a third of the rows' time or less, in
+a fifth of the space (docs/benchmarks.md, issue #16 fourth round: BM25 at a
+million memories in one tenant on PostgreSQL, 120 ms -> 8 ms p50).
 
 Erasure is unchanged in kind: removing a document rewrites the blocks that
 held it (SQLite's secure_delete zeroes the old cells; PostgreSQL's rewrite
@@ -21,6 +22,7 @@ scoring are here, so both rank alike.
 
 from __future__ import annotations
 
+import bisect
 import math
 import sys
 from array import array
@@ -254,11 +256,4 @@ def blocks_of_rows(rows: Iterable[Sequence[int]]) -> Iterator[tuple[int, Block]]
 def part_of(firsts: Sequence[int], doc: int) -> int:
     """The index in ascending block keys ``firsts`` of the block ``doc``
     belongs in: the last starting at or before it, else the first."""
-    lo, hi = 0, len(firsts)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if firsts[mid] <= doc:
-            lo = mid + 1
-        else:
-            hi = mid
-    return max(lo - 1, 0)
+    return max(bisect.bisect_right(firsts, doc) - 1, 0)
