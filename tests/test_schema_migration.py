@@ -16,11 +16,13 @@ from pathlib import Path
 import pytest
 
 from unrecall import Memory
+from unrecall.storage import postings
 from unrecall.storage.schema import SCHEMA_VERSION
 
 DATA = Path(__file__).parent / "data"
 PURGED = b"zqoldsecret01"  # purged with v1/v2's full-text design
 ERASED_TENANT = b"user:gone@mail.example"  # delete_all before the upgrade
+_KINDS = ("memory", "turn")
 
 
 def old_store(tmp_path: Path, version: int) -> Path:
@@ -115,3 +117,54 @@ def test_a_small_tenant_does_not_cost_a_large_vector_chunk(tmp_path: Path) -> No
         for u in range(40):
             mem.add("one small fact", user_id=f"user-{u}")
     assert path.stat().st_size / 40 < 100_000
+
+
+def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Schema v5 kept one row per posting (memory_terms, turn_terms). Made
+    # here from a current store by hand, as v5 left it: opening it packs
+    # those rows into blocks, a batch at a time, and recall ranks as before.
+    path = tmp_path / "v5.db"
+    queries = ("copper kettle", "lantern 2 heron", "otter")
+    with Memory(path, embedder="hashing") as mem:
+        for i in range(40):
+            mem.add(f"the heron {i} waits by the copper kettle near lantern {i % 3}", user_id="u")
+        mem.add("an otter swims past", user_id="v")
+        before = [
+            [(h.id, round(h.score, 9)) for h in mem.search(q, user_id="u", k=8, mode="lexical")]
+            for q in queries
+        ]
+        db = mem.storage._db
+        docs = {k: list(db.execute(f"SELECT * FROM {k}_docs ORDER BY doc")) for k in _KINDS}
+        for kind, table in (("memory", "memory_terms"), ("turn", "turn_terms")):
+            rows = [
+                (term, int(doc), int(tf), int(length))
+                for term, first, *packed in db.execute(
+                    f"SELECT term, first, docs, tfs, lens FROM {kind}_postings"
+                )
+                for doc, tf, length in zip(
+                    *postings.Block.decode(first, *packed).arrays(), strict=True
+                )
+            ]
+            assert rows
+            db.execute(f"DROP TABLE {kind}_postings; DROP TABLE {kind}_docs")
+            db.execute(
+                f"CREATE TABLE {table}(term INTEGER NOT NULL, doc INTEGER NOT NULL,"
+                " tf INTEGER NOT NULL, len INTEGER NOT NULL,"
+                " PRIMARY KEY (term, doc)) WITHOUT ROWID"
+            )
+            db.executemany(f"INSERT INTO {table} VALUES (?, ?, ?, ?)", rows)
+        db.execute("PRAGMA user_version=5")
+    # written in batches smaller than a term's postings and than the documents
+    monkeypatch.setattr("unrecall.storage.sqlite._STREAM_BATCH", 3)
+    with Memory(path, embedder="hashing") as mem:
+        assert mem.storage._scalar("PRAGMA user_version") == SCHEMA_VERSION
+        after = [
+            [(h.id, round(h.score, 9)) for h in mem.search(q, user_id="u", k=8, mode="lexical")]
+            for q in queries
+        ]
+        assert after == before and after[0] and after[2] == []
+        db = mem.storage._db
+        assert {k: list(db.execute(f"SELECT * FROM {k}_docs ORDER BY doc")) for k in _KINDS} == docs
+        assert layout(mem) == fresh_layout(tmp_path)

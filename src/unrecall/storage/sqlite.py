@@ -30,6 +30,7 @@ process's writes and erasure checkpoints.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -68,6 +69,7 @@ _KIND = {"m": "memory", "t": "turn"}  # a postings kind's table prefix
 # Postings an open transaction buffers before it writes them into blocks
 # (``_flush``): an import of any size stays bounded in memory.
 FLUSH_EVERY = 20_000
+_STREAM_BATCH = 10_000  # rows an upgrade writes at a time
 _DF = {"m": "mdf", "t": "tdf"}
 # vector_log rows kept: a process further behind reloads its matrices.
 VECTOR_LOG_KEEP = 20_000
@@ -186,8 +188,8 @@ class SQLiteStorage:
         self._readers: list[apsw.Connection] = []
         self._plock = threading.Lock()  # guards _readers
         self._depth = 0
-        # per open savepoint level: where _pending and _unflushed stood
-        self._marks: list[tuple[int, int]] = []
+        # per open level: where _pending stood
+        self._marks: list[int] = []
         self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
         # postings indexed in the open transaction, not yet in their blocks
         # (prefix, term, document, tf, length): _flush writes each block once
@@ -377,27 +379,33 @@ class SQLiteStorage:
     def _pack_postings(self) -> None:
         """Schema v6: the row-per-posting tables of v3 to v5 packed into
         blocks, and their documents' rows written; then dropped (their
-        pages zeroed by secure_delete). One pass over each, in key order."""
+        pages zeroed by secure_delete). Two passes over each, in key order,
+        written as they are read so that memory stays flat at any size."""
         for old, prefix in (("memory_terms", "memory"), ("turn_terms", "turn")):
             rows = self._db.execute(f"SELECT term, doc, tf, len FROM {old} ORDER BY term, doc")
-            self._write_many(
+            self._write_stream(
                 f"INSERT INTO {prefix}_postings(term, first, docs, tfs, lens)"
                 " VALUES (?, ?, ?, ?, ?)",
-                [(t, b.first, *b.encode()) for t, b in postings.blocks_of_rows(rows)],
+                ((t, b.first, *b.encode()) for t, b in postings.blocks_of_rows(rows)),
             )
-            docs: dict[int, tuple[int, list[int]]] = {}
-            for doc, length, term in self._db.execute(
-                f"SELECT doc, len, term FROM {old} ORDER BY doc, term"
-            ):
-                docs.setdefault(doc, (length, []))[1].append(term)
-            self._write_many(
+            by_doc = itertools.groupby(
+                self._db.execute(f"SELECT doc, len, term FROM {old} ORDER BY doc, term"),
+                key=lambda r: r[:2],
+            )
+            self._write_stream(
                 f"INSERT INTO {prefix}_docs(doc, len, terms) VALUES (?, ?, ?)",
-                [
-                    (doc, length, np.asarray(terms, dtype="<i8").tobytes())
-                    for doc, (length, terms) in docs.items()
-                ],
+                (
+                    (doc, length, np.asarray([r[2] for r in group], dtype="<i8").tobytes())
+                    for (doc, length), group in by_doc
+                ),
             )
             self._write(f"DROP TABLE {old}")
+
+    def _write_stream(self, sql: str, rows: Iterator[Sequence[Any]]) -> None:
+        """``_write_many`` over rows that come from a cursor, a batch at a
+        time (an upgrade's, so that no table is held whole in memory)."""
+        while batch := list(itertools.islice(rows, _STREAM_BATCH)):
+            self._write_many(sql, batch)
 
     def upgrades(self) -> list[str]:
         """Migration steps that need the planes (``reindex``, ``rechain``)."""
@@ -428,7 +436,7 @@ class SQLiteStorage:
                 # to it loses none of the outer level's.
                 self._flush()
                 self._db.execute(f"SAVEPOINT sp{self._depth}")
-            self._marks.append((len(self._pending), len(self._unflushed)))
+            self._marks.append(len(self._pending))
             self._depth += 1
             try:
                 yield
@@ -468,7 +476,7 @@ class SQLiteStorage:
             logged = self._log_vectors()
             self._db.execute("COMMIT")
         except apsw.Error as exc:
-            self._rollback(True, (0, 0))
+            self._rollback(True, 0)
             raise StoreError(
                 f"the commit failed ({type(exc).__name__}); nothing was written"
             ) from None
@@ -481,9 +489,11 @@ class SQLiteStorage:
         if self._erase_due:
             self._checkpoint(0.05)  # a forget's checkpoint that readers held up
 
-    def _rollback(self, outer: bool, mark: tuple[int, int]) -> None:
-        del self._pending[mark[0] :]
-        del self._unflushed[mark[1] :]
+    def _rollback(self, outer: bool, mark: int) -> None:
+        del self._pending[mark:]
+        # Every level starts flushed (a savepoint flushes first, a commit
+        # flushes last), so whatever is buffered is the rolled-back level's.
+        self._unflushed.clear()
         self._fresh.clear()  # made inside and rolled back, or flushed: look them up
         if outer:
             self._touched.clear()
