@@ -296,6 +296,11 @@ _MIGRATIONS = {5}
 
 _PACK_BATCH = 50_000  # old posting rows read at a time by _upgrade
 
+# A tenant of up to this many memories is searched by an exact scan of its
+# rows, a larger one in the HNSW index (``vector``); where the two cost the
+# same on this machine, docs/benchmarks.md (issue #16, fifth round).
+EXACT_UP_TO = 20_000
+
 
 def _upgrade(conn: psycopg.Connection[Any]) -> None:
     """Bring a store of schema v5 to ``SCHEMA_VERSION`` (inside the opening
@@ -1563,36 +1568,56 @@ class PostgresStorage:
         self, tenant_id: int, query: np.ndarray, limit: int, *, synced: bool = False
     ) -> list[tuple[int, float]]:
         """Cosine-similarity hits ``(memory id, similarity)`` of the tenant,
-        best first (ties by id). Small tenants are scanned exactly; when the
-        planner takes the HNSW index, relaxed iterative scans keep filling
-        the tenant filter up to ``limit`` rows."""
+        best first (ties by id). A tenant of up to ``EXACT_UP_TO`` memories
+        is scanned exactly; a larger one is searched in the HNSW index, with
+        relaxed iterative scans so that the tenant filter still fills
+        ``limit`` rows."""
         if limit <= 0:
             return []
         q = np.ascontiguousarray(query, dtype=np.float32)
         # The similarity is the dot product (SQLite's: vectors are unit
         # length), so a zero vector scores 0 rather than NaN.
-        sql = (
-            "SELECT id, -(embedding <#> %s) FROM memory_vectors WHERE tenant_id = %s"
-            " ORDER BY embedding <=> %s LIMIT %s"
-        )
-        args = (q, tenant_id, q, limit)
         try:
             with self._reading() as conn:
                 if self._local.conn is conn:
-                    if not self._local.iterative:
-                        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                        self._local.iterative = True
-                    rows = conn.execute(sql, args).fetchall()
+                    rows = self._nearest(conn, tenant_id, q, limit)
                 else:
                     with conn.transaction():
-                        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                        rows = conn.execute(sql, args).fetchall()
+                        rows = self._nearest(conn, tenant_id, q, limit)
         except psycopg.Error as exc:
             raise _wrap(exc) from None
         # relaxed_order may return rows slightly out of order
         hits = [(int(r[0]), float(r[1])) for r in rows]
         hits.sort(key=lambda h: (-h[1], h[0]))
         return hits
+
+    def _nearest(
+        self, conn: psycopg.Connection[Any], tenant_id: int, q: np.ndarray, limit: int
+    ) -> list[tuple[Any, ...]]:
+        """``vector``'s rows, read in the caller's transaction."""
+        stats = conn.execute(
+            "SELECT docs FROM term_stats WHERE tenant_id = %s AND kind = 'm'", (tenant_id,)
+        ).fetchone()
+        if stats is None or stats[0] <= EXACT_UP_TO:
+            # Ordered by inner product, which the cosine index cannot serve:
+            # the planner reads the tenant's rows by key and sorts them.
+            # (The HNSW index of a part that other tenants share walks their
+            # neighbours too and filters them out: slower there, and not
+            # exact; docs/benchmarks.md, issue #16 fifth round.)
+            return conn.execute(
+                "SELECT id, -(embedding <#> %s) AS s FROM memory_vectors WHERE tenant_id = %s"
+                " ORDER BY s DESC, id LIMIT %s",
+                (q, tenant_id, limit),
+            ).fetchall()
+        own = self._local.conn is conn  # this thread's transaction: set once in it
+        if not (own and self._local.iterative):
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            self._local.iterative = own
+        return conn.execute(
+            "SELECT id, -(embedding <#> %s) FROM memory_vectors WHERE tenant_id = %s"
+            " ORDER BY embedding <=> %s LIMIT %s",
+            (q, tenant_id, q, limit),
+        ).fetchall()
 
     def embeddings(self, tenant_id: int, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """The stored vectors of those of ``ids`` that are indexed (active
