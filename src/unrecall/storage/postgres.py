@@ -4,8 +4,10 @@ Semantics follow ``SQLiteStorage`` method by method; only the engine
 differs. Full text is SQLite's design exactly (keyed term digests mapped to
 per-tenant lexicon ids, postings rows with tf and document length, BM25
 statistics per tenant and kind, the same arithmetic), so both backends rank
-alike; vectors live in a ``vector(dim)`` column under an HNSW index, and
-there is no in-process cache to keep in step (``sync()`` does nothing).
+alike; vectors live in a ``vector(dim)`` column under an HNSW index, which
+only tenants of more than ``EXACT_UP_TO`` memories search (a smaller one's
+rows are scanned exactly), and there is no in-process cache to keep in step
+(``sync()`` does nothing).
 
 Distribution: every table that holds rows of a tenant carries ``tenant_id``
 and has it first in its primary key (and in every unique key and foreign
@@ -96,7 +98,7 @@ FLUSH_EVERY = 2_000
 # Tables that hold rows of one tenant: hash-partitioned by tenant_id into
 # PARTITIONS parts, "<table>_p<r>", a tenant's rows in part r of each. A
 # forget is erased by rewriting its tenant's parts only (O(store / PARTITIONS),
-# not O(store)), and a tenant's search reads one part's HNSW index.
+# not O(store)), and a large tenant's search reads one part's HNSW index.
 _TENANT_TABLES = (
     "turns",
     "memories",
