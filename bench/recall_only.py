@@ -64,7 +64,7 @@ def main() -> None:
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2) + "\n")
-        for mode in ("hybrid", "lexical"):
+        for mode in ("hybrid", "lexical", "hybrid_k1"):
             d = recall[mode]
             print(f"{mode}: p50 {d['p50']:.2f} p95 {d['p95']:.2f} ms")
         print({k: round(v["p50"], 2) for k, v in recall["parts"].items()})
