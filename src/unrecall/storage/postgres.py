@@ -299,9 +299,11 @@ _MIGRATIONS = {5}
 _PACK_BATCH = 50_000  # old posting rows read at a time by _upgrade
 
 # A tenant of up to this many memories is searched by an exact scan of its
-# rows, a larger one in the HNSW index (``vector``); where the two cost the
-# same on this machine, docs/benchmarks.md (issue #16, fifth round).
-EXACT_UP_TO = 20_000
+# rows, a larger one in the HNSW index (``vector``). Measured at a million
+# memories (``bench/pg_vectors.py``): the exact top 80 costs ~0.6 us a row
+# (6 ms at 10,000); HNSW takes ~1 ms for a tenant alone in its part but
+# ~30 ms for a small tenant in a shared one, and is approximate.
+EXACT_UP_TO = 10_000
 
 
 def _upgrade(conn: psycopg.Connection[Any]) -> None:
