@@ -94,6 +94,12 @@ def _turn(row: tuple[Any, ...]) -> TurnRow:
     return TurnRow(*row[:7], json.loads(row[7]))
 
 
+def _doc_row(doc: int, rows: list[tuple[int, int, int]]) -> tuple[int, int, bytes]:
+    """A document's row of schema v6 from its (doc, length, term) rows of v5,
+    by term: its length (the same in each) and its term ids, packed."""
+    return doc, rows[0][1], np.asarray([r[2] for r in rows], dtype="<i8").tobytes()
+
+
 def _ids(ids: Sequence[Any]) -> str:
     return json.dumps(list(ids))
 
@@ -390,14 +396,11 @@ class SQLiteStorage:
             )
             by_doc = itertools.groupby(
                 self._db.execute(f"SELECT doc, len, term FROM {old} ORDER BY doc, term"),
-                key=lambda r: r[:2],
+                key=lambda r: r[0],
             )
             self._write_stream(
                 f"INSERT INTO {prefix}_docs(doc, len, terms) VALUES (?, ?, ?)",
-                (
-                    (doc, length, np.asarray([r[2] for r in group], dtype="<i8").tobytes())
-                    for (doc, length), group in by_doc
-                ),
+                (_doc_row(doc, list(group)) for doc, group in by_doc),
             )
             self._write(f"DROP TABLE {old}")
 
