@@ -108,7 +108,15 @@ def trial(seed: int, rng: random.Random) -> dict[str, Any]:
             [sys.executable, __file__, "--victim", str(folder), "--seed", str(seed)],
             stderr=subprocess.PIPE,
         )
-        time.sleep(rng.uniform(0.6, 2.0))  # import and open take ~0.4 s
+        # The random moment counts from the victim's first logged secret:
+        # importing and opening take ~0.4 s on an idle machine, and seconds
+        # on a loaded one, which left some trials nothing to kill.
+        log, deadline = folder / "secrets.log", time.monotonic() + 120
+        while child.poll() is None and time.monotonic() < deadline:
+            if log.exists() and log.stat().st_size > 0:
+                break
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.2, 1.6))
         child.send_signal(signal.SIGKILL)
         _, err = child.communicate()
         if child.returncode != -signal.SIGKILL:
