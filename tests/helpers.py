@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import secrets
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from unrecall import Memory
 from unrecall.records import STATES
+from unrecall.storage import postings
 
 ALL_STATES = STATES
 
@@ -122,3 +123,17 @@ def audit_text(mem: Memory) -> str:
 def active_texts(mem: Memory, user_id: str = "u") -> list[str]:
     """The texts of a user's active memories, oldest first."""
     return [i.text for i in mem.get_all(user_id=user_id)]
+
+
+def posting_rows(blocks: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows of schema v5, a row per posting: ``(*key, doc, tf, length)``
+    from v6 block rows ``(*key, first, docs, tfs, lens)`` (to make a v5
+    store from a current one)."""
+    return [
+        (*key, int(doc), int(tf), int(length))
+        for *key, first, docs, tfs, lens in blocks
+        for doc, tf, length in zip(
+            *postings.Block.decode(first, bytes(docs), bytes(tfs), bytes(lens)).arrays(),
+            strict=True,
+        )
+    ]

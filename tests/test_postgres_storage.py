@@ -11,11 +11,10 @@ import time
 import psycopg
 import pytest
 from conftest import BACKENDS, new_postgres_url
-from helpers import erases, raw_hits, raw_sql, token
+from helpers import erases, posting_rows, raw_hits, raw_sql, token
 from pgvector.psycopg import register_vector
 
 from unrecall import Memory, StoreError
-from unrecall.storage import postings
 
 # Tables that hold rows of one tenant (the rest are reference tables).
 TENANT_TABLES = {
@@ -342,15 +341,9 @@ def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
         ]
     with psycopg.connect(url, autocommit=True) as conn:
         for kind, table in (("memory", "memory_terms"), ("turn", "turn_terms")):
-            rows = [
-                (tenant, term, int(doc), int(tf), int(length))
-                for tenant, term, first, *packed in conn.execute(
-                    f"SELECT tenant_id, term, first, docs, tfs, lens FROM {kind}_postings"
-                )
-                for doc, tf, length in zip(
-                    *postings.Block.decode(first, *map(bytes, packed)).arrays(), strict=True
-                )
-            ]
+            rows = posting_rows(
+                conn.execute(f"SELECT tenant_id, term, first, docs, tfs, lens FROM {kind}_postings")
+            )
             assert rows
             conn.execute(f"DROP TABLE {kind}_postings, {kind}_docs")
             conn.execute(

@@ -14,9 +14,9 @@ import hmac
 from pathlib import Path
 
 import pytest
+from helpers import posting_rows
 
 from unrecall import Memory
-from unrecall.storage import postings
 from unrecall.storage.schema import SCHEMA_VERSION
 
 DATA = Path(__file__).parent / "data"
@@ -138,15 +138,9 @@ def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
         db = mem.storage._db
         docs = {k: list(db.execute(f"SELECT * FROM {k}_docs ORDER BY doc")) for k in _KINDS}
         for kind, table in (("memory", "memory_terms"), ("turn", "turn_terms")):
-            rows = [
-                (term, int(doc), int(tf), int(length))
-                for term, first, *packed in db.execute(
-                    f"SELECT term, first, docs, tfs, lens FROM {kind}_postings"
-                )
-                for doc, tf, length in zip(
-                    *postings.Block.decode(first, *packed).arrays(), strict=True
-                )
-            ]
+            rows = posting_rows(
+                db.execute(f"SELECT term, first, docs, tfs, lens FROM {kind}_postings")
+            )
             assert rows
             db.execute(f"DROP TABLE {kind}_postings; DROP TABLE {kind}_docs")
             db.execute(
