@@ -929,6 +929,33 @@ def _upgrade_older(old: str, name: str, log: Callable[[str], None]) -> Build | N
     return Build(**{**info, "reused": True})
 
 
+def _upgrade_older_file(
+    cache: Path, old: str, db: Path, meta: Path, log: Callable[[str], None]
+) -> None:
+    """A kept SQLite build of the previous schema, brought to this one by
+    opening it with this code (the store's own upgrade, timed) and renamed
+    to this schema's name; nothing when there is none."""
+    old_db, old_meta = cache / f"{old}.db", cache / f"{old}.json"
+    if not (old_db.exists() and old_meta.exists()):
+        return
+    log(f"  upgrading the schema v{SCHEMA_VERSION - 1} build {old_db.name} on open")
+    start = time.perf_counter()
+    Memory(old_db, embedder=CachedEmbedder(EMBED_CACHE) if EMBED_CACHE else "minilm").close()
+    seconds = time.perf_counter() - start
+    log(f"  upgraded in {seconds:.0f} s")
+    old_db.rename(db)
+    remove_store(old_db)  # its -wal and -shm, empty after the close
+    info = json.loads(old_meta.read_text())
+    info["path"] = str(db)
+    info["upgraded"] = {
+        "from_schema": SCHEMA_VERSION - 1,
+        "seconds": round(seconds, 1),
+        "revision": source_revision(),
+    }
+    meta.write_text(json.dumps(info))
+    old_meta.unlink()
+
+
 def cached_build(
     cache: Path,
     n: int,
@@ -968,6 +995,8 @@ def cached_build(
         cache / f"store-{key(SCHEMA_VERSION)}.db",
         cache / f"store-{key(SCHEMA_VERSION)}.json",
     )
+    if not rebuild and not (db.exists() and meta.exists()):
+        _upgrade_older_file(cache, f"store-{key(SCHEMA_VERSION - 1)}", db, meta, log)
     if db.exists() and meta.exists() and not rebuild:
         info = json.loads(meta.read_text())
         info["reused"] = True

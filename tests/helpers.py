@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from unrecall import Memory
 from unrecall.records import STATES
 from unrecall.storage import postings
@@ -137,3 +139,44 @@ def posting_rows(blocks: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
             strict=True,
         )
     ]
+
+
+def check_lists(storage: Any, split_at: int | None = None, chunk: int | None = None) -> None:
+    """The SQLite store's vector lists hold exactly its stored vectors: every
+    row of ``memory_vectors`` is in the chunks of the list it names, once,
+    with the codes its vector quantises to; each list's size counts its
+    members and its centroid is their mean; no list or chunk is empty or
+    over size."""
+    from unrecall.storage import sqlite_lists, vector_lists
+
+    split_at = sqlite_lists.SPLIT_AT if split_at is None else split_at
+    chunk = sqlite_lists.CHUNK if chunk is None else chunk
+    dim = storage.dim
+    table = {
+        mid: (tid, lst, np.frombuffer(blob, dtype=np.float32))
+        for mid, tid, lst, blob in storage._rows(
+            "SELECT id, tenant_id, list, embedding FROM memory_vectors"
+        )
+    }
+    members: dict[tuple[int, int], list[vector_lists.Rows]] = {}
+    for tid, lst, ids, codes, meta in storage._rows(
+        "SELECT tenant_id, list, ids, codes, meta FROM vector_chunks ORDER BY chunk"
+    ):
+        rows = vector_lists.Rows.decode(dim, bytes(ids), bytes(codes), bytes(meta))
+        assert 0 < len(rows) <= chunk
+        members.setdefault((tid, lst), []).append(rows)
+    seen: set[int] = set()
+    lists = storage._rows("SELECT tenant_id, list, size, centroid FROM vector_lists")
+    assert {(t, lst) for t, lst, _, _ in lists} == set(members)
+    for tid, lst, size, centroid in lists:
+        rows = vector_lists.Rows.concat(dim, members[(tid, lst)])
+        assert size == len(rows) <= split_at
+        for mid in rows.ids.tolist():
+            assert mid not in seen and table[mid][:2] == (tid, lst)
+            seen.add(mid)
+        want = vector_lists.Rows.of(rows.ids, np.stack([table[m][2] for m in rows.ids.tolist()]))
+        assert np.array_equal(rows.codes, want.codes)
+        np.testing.assert_allclose(
+            np.frombuffer(centroid, dtype=np.float32), vector_lists.mean(rows), atol=1e-5
+        )
+    assert seen == set(table)

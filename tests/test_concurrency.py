@@ -16,9 +16,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from helpers import verified_clean
+import pytest
+from helpers import check_lists, verified_clean
 
 from unrecall import Memory, UnrecallError
+from unrecall.storage import sqlite_lists
 
 THREADS = 8
 PROCESSES = 8
@@ -200,27 +202,15 @@ def test_a_search_does_not_wait_for_another_threads_transaction(tmp_path: Path) 
         assert mem.storage._readers  # it ran on a read connection
 
 
-def _cached_equals_table(mem: Memory) -> None:
-    storage = mem.storage
-    storage.sync()
-    for tenant in list(storage._vectors):
-        cache = storage._tenant_vectors(tenant)
-        cached = {m: v.tobytes() for m, v in cache.get(list(cache._pos)).items()}
-        table = {
-            m: bytes(b)
-            for m, b in storage._rows(
-                "SELECT id, embedding FROM memory_vectors WHERE tenant_id = ?", (tenant,)
-            )
-        }
-        assert cached == table
-
-
-def test_readers_and_writers_keep_the_vector_caches_true(tmp_path: Path) -> None:
+def test_readers_and_writers_keep_the_vector_lists_true(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Threads search on read connections while other threads, and a second
-    # connection standing in for another process, add and purge. A read
-    # connection's update of the caches must never land after a newer
-    # change: at the end each cached matrix holds exactly the table's
-    # vectors, and no search ever returned a memory purged before it began.
+    # connection standing in for another process, add and purge. No search
+    # ever returned a memory purged before it began, and at the end the
+    # lists hold exactly the stored vectors (lists split often here).
+    monkeypatch.setattr(sqlite_lists, "SPLIT_AT", 8)
+    monkeypatch.setattr(sqlite_lists, "CHUNK", 4)
     path = tmp_path / "caches.db"
     errors: list[str] = []
     purged_at: dict[str, float] = {}
@@ -264,8 +254,7 @@ def test_readers_and_writers_keep_the_vector_caches_true(tmp_path: Path) -> None
         assert errors == []
         stale = [mid for began, ids in returned for mid in ids if purged_at.get(mid, began) < began]
         assert stale == []
-        _cached_equals_table(mem)
-        _cached_equals_table(other)
+        check_lists(mem.storage, split_at=8, chunk=4)
         assert mem.storage._readers  # the read connections were used
 
 

@@ -122,9 +122,10 @@ def test_a_small_tenant_does_not_cost_a_large_vector_chunk(tmp_path: Path) -> No
 def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Schema v5 kept one row per posting (memory_terms, turn_terms). Made
-    # here from a current store by hand, as v5 left it: opening it packs
-    # those rows into blocks, a batch at a time, and recall ranks as before.
+    # Schema v5 kept one row per posting (memory_terms, turn_terms) and
+    # vectors without lists. Made here from a current store by hand, as v5
+    # left it: opening it packs those rows into blocks and lists the
+    # vectors, a batch at a time, and recall ranks as before.
     path = tmp_path / "v5.db"
     queries = ("copper kettle", "lantern 2 heron", "otter")
     with Memory(path, embedder="hashing") as mem:
@@ -132,10 +133,17 @@ def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
             mem.add(f"the heron {i} waits by the copper kettle near lantern {i % 3}", user_id="u")
         mem.add("an otter swims past", user_id="v")
         before = [
-            [(h.id, round(h.score, 9)) for h in mem.search(q, user_id="u", k=8, mode="lexical")]
+            [(h.id, round(h.score, 9)) for h in mem.search(q, user_id="u", k=8, mode=mode)]
             for q in queries
+            for mode in ("lexical", "hybrid")
         ]
         db = mem.storage._db
+        db.execute("DROP TABLE vector_lists; DROP TABLE vector_chunks")
+        db.execute("ALTER TABLE memory_vectors DROP COLUMN list")
+        db.execute(
+            "CREATE TABLE vector_log(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+            " tenant_id INTEGER NOT NULL, memory_id INTEGER NOT NULL)"
+        )
         docs = {k: list(db.execute(f"SELECT * FROM {k}_docs ORDER BY doc")) for k in _KINDS}
         for kind, table in (("memory", "memory_terms"), ("turn", "turn_terms")):
             rows = posting_rows(
@@ -155,10 +163,12 @@ def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
     with Memory(path, embedder="hashing") as mem:
         assert mem.storage._scalar("PRAGMA user_version") == SCHEMA_VERSION
         after = [
-            [(h.id, round(h.score, 9)) for h in mem.search(q, user_id="u", k=8, mode="lexical")]
+            [(h.id, round(h.score, 9)) for h in mem.search(q, user_id="u", k=8, mode=mode)]
             for q in queries
+            for mode in ("lexical", "hybrid")
         ]
-        assert after == before and after[0] and after[2] == []
+        assert after == before and after[0] and after[1] and after[4] == []
+        assert mem.storage._scalar("SELECT count(*) FROM memory_vectors WHERE list IS NULL") == 0
         db = mem.storage._db
         assert {k: list(db.execute(f"SELECT * FROM {k}_docs ORDER BY doc")) for k in _KINDS} == docs
         assert layout(mem) == fresh_layout(tmp_path)

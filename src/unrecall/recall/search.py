@@ -212,14 +212,11 @@ class Recall:
             # BM25 does not need the query vector, and SQLite, onnxruntime
             # and the vector scan all release the GIL: the first BM25 runs
             # on a worker thread while this one embeds the query and scans
-            # the vectors. Only the worker touches the database (the cache
-            # check is done first, and the scan of a cached matrix needs
-            # no connection).
-            self.storage.sync()
+            # the vectors (on a read connection of its own, in SQLite).
             pending = self._worker().submit(self.storage.lexical, tenant_id, terms, pool)
             try:
                 qvec = self.embed([query])[0] if query_vector is None else query_vector
-                first_vec = self.storage.vector(tenant_id, qvec, pool, synced=True)
+                first_vec = self.storage.vector(tenant_id, qvec, pool)
             except BaseException:
                 wait([pending])  # never leave the worker on the connection
                 raise

@@ -301,16 +301,8 @@ class Storage(Protocol):
         memories or, with ``turns``, over source turns."""
         ...
 
-    def sync(self) -> None:
-        """Bring in-process caches in step with commits of other connections."""
-        ...
-
-    def vector(
-        self, tenant_id: int, query: np.ndarray, limit: int, *, synced: bool = False
-    ) -> list[tuple[int, float]]:
-        """Cosine-similarity hits ``(memory id, similarity)``, best first;
-        ``synced`` says ``sync()`` was just called (skip the check, so the
-        scan need not wait for the connection)."""
+    def vector(self, tenant_id: int, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """Cosine-similarity hits ``(memory id, similarity)``, best first."""
         ...
 
     def embeddings(self, tenant_id: int, ids: Sequence[int]) -> dict[int, np.ndarray]:

@@ -6,8 +6,7 @@ per-tenant lexicon ids, postings rows with tf and document length, BM25
 statistics per tenant and kind, the same arithmetic), so both backends rank
 alike; vectors live in a ``vector(dim)`` column under an HNSW index, which
 only tenants of more than ``EXACT_UP_TO`` memories search (a smaller one's
-rows are scanned exactly), and there is no in-process cache to keep in step
-(``sync()`` does nothing).
+rows are scanned exactly).
 
 Distribution: every table that holds rows of a tenant carries ``tenant_id``
 and has it first in its primary key (and in every unique key and foreign
@@ -1565,12 +1564,7 @@ class PostgresStorage:
                 (tenant_id, ids),
             )
 
-    def sync(self) -> None:
-        """Nothing to do: no in-process cache (every scan reads the table)."""
-
-    def vector(
-        self, tenant_id: int, query: np.ndarray, limit: int, *, synced: bool = False
-    ) -> list[tuple[int, float]]:
+    def vector(self, tenant_id: int, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
         """Cosine-similarity hits ``(memory id, similarity)`` of the tenant,
         best first (ties by id). A tenant of up to ``EXACT_UP_TO`` memories
         is scanned exactly; a larger one is searched in the HNSW index, with

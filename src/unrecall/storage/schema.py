@@ -10,7 +10,7 @@ ends with exactly the layout of a new one.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _TENANTS = """CREATE TABLE tenants(
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -108,8 +108,8 @@ _V3 = [
         docs INTEGER NOT NULL,
         length INTEGER NOT NULL,
         PRIMARY KEY (tenant_id, kind)) WITHOUT ROWID""",
-    # Recall scans an in-process matrix per tenant; this is its persistent
-    # copy, and a plain table deletes a row (or a tenant) in O(log n).
+    # Each memory's float32 vector, for the exact rescore (and, from v7,
+    # the vector list it is in); a plain table deletes a row in O(log n).
     """CREATE TABLE memory_vectors(
         id INTEGER PRIMARY KEY,
         tenant_id INTEGER NOT NULL,
@@ -160,9 +160,34 @@ def _blocks(kind: str) -> list[str]:
 _V6 = [*_blocks("memory"), *_blocks("turn")]
 
 
+# What schema v7 changed: vectors in lists (issue #17, storage.vector_lists).
+# A list's size and centroid, and its members' int8 codes in chunks of up to
+# vector_lists.CHUNK (ids, codes and per-row scales as packed arrays). A
+# member leaving rewrites its list's chunks and centroid; secure_delete
+# zeroes what they held. Replaces v5's vector_log: with no in-process copy
+# of the vectors, there is nothing to keep in step.
+_V7 = [
+    "ALTER TABLE memory_vectors ADD COLUMN list INTEGER",
+    """CREATE TABLE vector_lists(
+        tenant_id INTEGER NOT NULL,
+        list INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        centroid BLOB NOT NULL,
+        UNIQUE (tenant_id, list))""",
+    """CREATE TABLE vector_chunks(
+        tenant_id INTEGER NOT NULL,
+        list INTEGER NOT NULL,
+        chunk INTEGER NOT NULL,
+        ids BLOB NOT NULL,
+        codes BLOB NOT NULL,
+        meta BLOB NOT NULL,
+        UNIQUE (tenant_id, list, chunk))""",
+]
+
+
 def schema() -> list[str]:
     """Statements that make a new store of the current version."""
-    return [_TENANTS, *_CORE, *_V3, *_V5, *_V6]
+    return [_TENANTS, *_CORE, *_V3, *_V6, *_V7]
 
 
 def migrations() -> dict[int, list[str]]:
@@ -209,4 +234,7 @@ def migrations() -> dict[int, list[str]]:
         # packed into them by ``SQLiteStorage._pack_postings``, which then
         # drops those tables (the lexicon and statistics stay as they are).
         6: _V6,
+        # Vectors in lists: every stored vector is listed by
+        # ``SQLiteStorage._list_vectors``; the vector log goes.
+        7: [*_V7, "DROP TABLE vector_log"],
     }

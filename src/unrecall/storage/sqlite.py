@@ -16,7 +16,9 @@ forensic tests and by ``bench/attack.py``:
 - ``wal_checkpoint(TRUNCATE)`` after each forgetting operation, and when the
   store opens: a crash between a commit and its checkpoint leaves the old
   pages in the main file, and the next open pushes them out.
-- Vectors are rows of a plain table too (recall scans an in-process copy).
+- Vectors are rows of plain tables too: float32 per memory, and int8 codes
+  in lists (``storage.vector_lists``), whose chunks and centroid are written
+  anew from the members that stay when one leaves.
 
 Sharing (invariant 7): one writing connection, every statement on it under
 one lock, so a thread never sees another thread's uncommitted rows; write
@@ -52,7 +54,7 @@ from unrecall.errors import StoreBusy, StoreError
 from unrecall.storage import postings
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
-from unrecall.storage.vector_cache import TenantVectors
+from unrecall.storage.sqlite_lists import ListIndex
 
 _MEMORY_COLS = (
     "m.id, m.uid, m.tenant_id, m.agent_id, m.run_id, m.text, m.kind, m.state, m.created_at,"
@@ -71,8 +73,6 @@ _KIND = {"m": "memory", "t": "turn"}  # a postings kind's table prefix
 FLUSH_EVERY = 20_000
 _STREAM_BATCH = 10_000  # rows an upgrade writes at a time
 _DF = {"m": "mdf", "t": "tdf"}
-# vector_log rows kept: a process further behind reloads its matrices.
-VECTOR_LOG_KEEP = 20_000
 
 # How long a write waits for another process's write transaction.
 BUSY_TIMEOUT_S = 30.0
@@ -181,31 +181,22 @@ class SQLiteStorage:
         self.path = Path(path)
         self.dim = dim
         self._busy_ms = int(busy_timeout * 1000)
-        # _lock guards the writing connection (and the transaction depth);
-        # _synclock pairs each read of the table for the vector caches with
-        # its update of them (a commit's own changes too), so an older read
-        # never lands after a newer change; _vlock guards the caches, so a
-        # vector scan can run while another thread's BM25 query holds the
-        # connection. Order: _lock, _synclock, _vlock.
+        # _lock guards the writing connection (and the transaction depth).
         self._lock = threading.RLock()
-        self._synclock = threading.Lock()
-        self._vlock = threading.Lock()
         self._idle: queue.SimpleQueue[apsw.Connection] = queue.SimpleQueue()
         self._readers: list[apsw.Connection] = []
         self._plock = threading.Lock()  # guards _readers
         self._depth = 0
-        # per open level: where _pending stood
-        self._marks: list[int] = []
-        self._pending: list[tuple[str, int, int, np.ndarray | None]] = []
+        # vectors indexed in the open transaction, not yet in their lists
+        # (tenant, memory, vector): _flush lists them a tenant at a time
+        self._unlisted: list[tuple[int, int, np.ndarray]] = []
         # postings indexed in the open transaction, not yet in their blocks
         # (prefix, term, document, tf, length): _flush writes each block once
         self._unflushed: list[tuple[str, int, int, int, int]] = []
         self._fresh: set[int] = set()  # terms made since the last _flush: no blocks yet
-        self._vectors: dict[int, TenantVectors] = {}
+        self._lists = ListIndex(dim, self._write, self._write_many)
         self._erase_due = False
         self._erase_hooks: list[Callable[[], None]] = []
-        self._data_version: int | None = None  # PRAGMA data_version at the last look
-        self._log_seen = 0  # the last vector_log row the caches are in step with
         # (tenant id, digest) -> lexicon id, for the current transaction
         self._term_cache: dict[tuple[int, str], int] = {}
         # tenants whose rows the open transaction changed (their version moves)
@@ -226,7 +217,6 @@ class SQLiteStorage:
             self._refuse_foreign()  # reads only: a file that is not a store stays untouched
             self._configure()
             self._migrate(embedder_name)
-            self._log_seen = self._scalar("SELECT max(seq) FROM vector_log") or 0
         except _UNREADABLE as exc:  # found before any write, or a migration rolled back
             self._db.close()
             raise NotAStore(_reason(exc)) from exc
@@ -374,6 +364,8 @@ class SQLiteStorage:
                         self._write(stmt)
                     if v == 6:
                         self._pack_postings()
+                    if v == 7:
+                        self._list_vectors()
                     self._write(f"PRAGMA user_version={v}")
         stored = self._scalar("SELECT value FROM meta WHERE key = 'embedder'")
         if stored != embedder_name:
@@ -403,6 +395,18 @@ class SQLiteStorage:
                 (_doc_row(doc, list(group)) for doc, group in by_doc),
             )
             self._write(f"DROP TABLE {old}")
+
+    def _list_vectors(self) -> None:
+        """Schema v7: every stored vector put in its tenant's lists, a batch
+        at a time in id order (as if added anew)."""
+        rows = self._db.execute(
+            "SELECT tenant_id, id, embedding FROM memory_vectors ORDER BY tenant_id, id"
+        )
+        for tenant_id, group in itertools.groupby(rows, key=lambda r: r[0]):
+            while batch := list(itertools.islice(group, _STREAM_BATCH)):
+                ids = np.array([r[1] for r in batch], dtype=np.int64)
+                vecs = np.frombuffer(b"".join(r[2] for r in batch), dtype=np.float32)
+                self._lists.add(self._db, tenant_id, ids, vecs.reshape(len(batch), self.dim))
 
     def _write_stream(self, sql: str, rows: Iterator[Sequence[Any]]) -> None:
         """``_write_many`` over rows that come from a cursor, a batch at a
@@ -434,23 +438,21 @@ class SQLiteStorage:
                 self._term_cache.clear()  # another process may have changed the lexicon
                 self._begin()
             else:
-                # Postings buffered so far go to their blocks first: a flush
+                # Postings and vectors buffered so far go to their blocks first: a flush
                 # inside the savepoint then holds only its own, and a rollback
                 # to it loses none of the outer level's.
                 self._flush()
                 self._db.execute(f"SAVEPOINT sp{self._depth}")
-            self._marks.append(len(self._pending))
             self._depth += 1
             try:
                 yield
                 if outer:
-                    self._flush()  # the buffered postings, before the commit
+                    self._flush()  # the buffered postings and vectors, before the commit
             except BaseException:
                 self._depth -= 1
-                self._rollback(outer, self._marks.pop())
+                self._rollback(outer)
                 raise
             self._depth -= 1
-            self._marks.pop()
             if outer:
                 self._commit()
             else:
@@ -464,9 +466,6 @@ class SQLiteStorage:
                 f"the store is busy: another process held its write lock for more than"
                 f" {self._busy_ms / 1000:g} s"
             ) from None
-        # Another connection's commits since the last look make the vector
-        # caches stale; this transaction must start from the file's truth.
-        self._check_data_version()
 
     def _commit(self) -> None:
         touched, self._touched = sorted(self._touched), set()
@@ -476,27 +475,20 @@ class SQLiteStorage:
                     f"UPDATE tenants SET version = version + 1 WHERE id IN {_IDS}",
                     (_ids(touched),),
                 )
-            logged = self._log_vectors()
             self._db.execute("COMMIT")
         except apsw.Error as exc:
-            self._rollback(True, 0)
+            self._rollback(True)
             raise StoreError(
                 f"the commit failed ({type(exc).__name__}); nothing was written"
             ) from None
-        with self._synclock:
-            self._apply_pending()
-            if logged:
-                # _begin caught up with every earlier row, so these were the
-                # last (unless a reader has since read further)
-                self._log_seen = max(self._log_seen, logged)
         if self._erase_due:
             self._checkpoint(0.05)  # a forget's checkpoint that readers held up
 
-    def _rollback(self, outer: bool, mark: int) -> None:
-        del self._pending[mark:]
+    def _rollback(self, outer: bool) -> None:
         # Every level starts flushed (a savepoint flushes first, a commit
         # flushes last), so whatever is buffered is the rolled-back level's.
         self._unflushed.clear()
+        self._unlisted.clear()
         self._fresh.clear()  # made inside and rolled back, or flushed: look them up
         if outer:
             self._touched.clear()
@@ -505,8 +497,6 @@ class SQLiteStorage:
             self._db.execute(f"ROLLBACK TO sp{self._depth}")
             self._db.execute(f"RELEASE sp{self._depth}")
             return
-        with self._vlock:
-            self._vectors.clear()  # reloaded from the table, the truth
         if self._db.in_transaction:  # SQLite may have rolled back already
             self._db.execute("ROLLBACK")
 
@@ -639,7 +629,7 @@ class SQLiteStorage:
             )
             self._write("DELETE FROM lexicon WHERE tenant_id = ?", (tenant_id,))
             self._write("DELETE FROM term_stats WHERE tenant_id = ?", (tenant_id,))
-            self._write("DELETE FROM memory_vectors WHERE tenant_id = ?", (tenant_id,))
+            self._lists.drop_tenant(tenant_id)
             memories = self._scalar(
                 "SELECT count(*) FROM memories WHERE tenant_id = ?", (tenant_id,)
             )
@@ -657,8 +647,6 @@ class SQLiteStorage:
                     (tenant_id,),
                 )
             self._write("DELETE FROM tenants WHERE id = ?", (tenant_id,))
-            self._write("DELETE FROM vector_log WHERE tenant_id = ?", (tenant_id,))
-            self._pending.append(("drop", tenant_id, 0, None))
             self._term_cache.clear()
         return int(memories), int(turns)
 
@@ -924,10 +912,22 @@ class SQLiteStorage:
         )
 
     def _flush(self) -> None:
-        """Put the postings indexed in the open transaction into their
-        terms' blocks: each block read and written once, however many of the
-        transaction's documents it gains (before a read of the blocks, a
-        document's removal, and at commit)."""
+        """Put the vectors and postings indexed in the open transaction into
+        their lists and their terms' blocks: each block read and written
+        once, however many of the transaction's documents it gains (before
+        a read of them, a document's removal, and at commit)."""
+        if self._unlisted:
+            unlisted, self._unlisted = self._unlisted, []
+            for tenant_id, group in itertools.groupby(
+                sorted(unlisted, key=lambda u: u[0]), key=lambda u: u[0]
+            ):
+                entries = list(group)
+                self._lists.add(
+                    self._db,
+                    tenant_id,
+                    np.array([e[1] for e in entries], dtype=np.int64),
+                    np.stack([e[2] for e in entries]),
+                )
         if not self._unflushed:
             return
         added: dict[str, dict[int, list[tuple[int, int, int]]]] = {}
@@ -1078,7 +1078,7 @@ class SQLiteStorage:
             self._post("m", row.tenant_id, row.id, terms)
 
     def index(self, row: MemoryRow, terms: str, embedding: np.ndarray) -> None:
-        """Insert FTS and vector rows for one memory."""
+        """Insert FTS and vector rows for one memory (listed at the next flush)."""
         vec = np.ascontiguousarray(embedding, dtype=np.float32)
         with self._lock:
             self.index_terms(row, terms)
@@ -1086,15 +1086,17 @@ class SQLiteStorage:
                 "INSERT INTO memory_vectors(id, tenant_id, embedding) VALUES (?, ?, ?)",
                 (row.id, row.tenant_id, vec.tobytes()),
             )
-            self._pending.append(("add", row.tenant_id, row.id, vec))
+            self._unlisted.append((row.tenant_id, row.id, vec))
+            self._touched.add(row.tenant_id)
 
     def unindex(self, rows: Sequence[MemoryRow]) -> None:
         """Delete FTS and vector rows."""
         with self._lock:
             for tenant_id in {r.tenant_id for r in rows}:
                 self._unpost("m", tenant_id, [r.id for r in rows if r.tenant_id == tenant_id])
-            self._write_many("DELETE FROM memory_vectors WHERE id = ?", [(r.id,) for r in rows])
-            self._pending.extend(("remove", r.tenant_id, r.id, None) for r in rows)
+            self._flush()  # the transaction's own vectors are in their lists
+            self._lists.remove(self._db, [r.id for r in rows])
+            self._touched.update(r.tenant_id for r in rows)
 
     def lexical(
         self,
@@ -1110,149 +1112,22 @@ class SQLiteStorage:
         with self._reading() as db:
             return self._bm25(db, "t" if turns else "m", tenant_id, terms, limit, require_all)
 
-    def _log_vectors(self) -> int:
-        """Append this transaction's vector changes to ``vector_log`` and
-        prune old rows; the last row's seq (0 when nothing changed)."""
-        changed = [(tid, mid if op != "drop" else 0) for op, tid, mid, _ in self._pending]
-        if not changed:
-            return 0
-        self._db.executemany(
-            "INSERT INTO vector_log(tenant_id, memory_id) VALUES (?, ?)",
-            list(dict.fromkeys(changed)),
-        )
-        last = self._db.last_insert_rowid()
-        self._db.execute("DELETE FROM vector_log WHERE seq <= ?", (last - VECTOR_LOG_KEEP,))
-        return last
-
-    def _check_data_version(self) -> None:
-        """Bring the vector caches in step with other connections' commits
-        since the last look: the changed rows are read back by id (lock held)."""
-        version = self._db.execute("PRAGMA data_version").fetchone()[0]
-        if self._data_version is not None and version != self._data_version:
-            with self._synclock:
-                self._catch_up(self._db)
-        self._data_version = version
-
-    def _catch_up(self, db: apsw.Connection) -> None:
-        # (_synclock held) Rows are re-derived from memory_vectors as it is
-        # now, so reading a change twice (or one committed after the log was
-        # read) is harmless.
-        top = db.execute("SELECT max(seq) FROM vector_log").fetchone()[0] or 0
-        if top == self._log_seen:
-            return
-        if top - self._log_seen > VECTOR_LOG_KEEP or top < self._log_seen:
-            # rows may have been pruned (or the log replaced): reload
-            with self._vlock:
-                self._vectors.clear()
-            self._log_seen = top
-            return
-        rows = db.execute(
-            "SELECT tenant_id, memory_id FROM vector_log WHERE seq > ? AND seq <= ?",
-            (self._log_seen, top),
-        ).fetchall()
-        self._log_seen = top
-        with self._vlock:
-            cached = set(self._vectors)
-        ids: dict[int, set[int]] = {}
-        dropped: set[int] = set()
-        for tid, mid in rows:
-            if tid in cached:
-                (dropped.add(tid) if mid == 0 else ids.setdefault(tid, set()).add(mid))
-        wanted = [mid for tid, mids in ids.items() if tid not in dropped for mid in mids]
-        found = {
-            mid: np.frombuffer(blob, dtype=np.float32)
-            for mid, blob in db.execute(
-                f"SELECT id, embedding FROM memory_vectors WHERE id IN {_IDS}", (_ids(wanted),)
-            )
-        }
-        with self._vlock:
-            for tid in dropped:
-                self._vectors.pop(tid, None)
-            for tid, mids in ids.items():
-                cache = self._vectors.get(tid)
-                if cache is None or tid in dropped:
-                    continue
-                for mid in mids:
-                    if mid in found:
-                        cache.add(mid, found[mid])
-                    else:
-                        cache.remove(mid)
-
-    def sync(self) -> None:
-        """Bring the vector caches in step with other connections' commits.
-        On the writer, ``PRAGMA data_version`` says whether to look; on a
-        read connection the log's last seq does."""
+    def vector(self, tenant_id: int, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """Cosine top-k over the tenant's vector lists: exact for a small
+        tenant, the lists nearest the query for a large one."""
         with self._reading() as db:
-            if db is self._db:
-                self._check_data_version()
-            else:
-                with self._synclock:
-                    self._catch_up(db)
-
-    def vector(
-        self, tenant_id: int, query: np.ndarray, limit: int, *, synced: bool = False
-    ) -> list[tuple[int, float]]:
-        """Exact cosine top-k through the tenant's cached matrix. With
-        ``synced`` (``sync()`` was just called) a cached matrix is scanned
-        without the connection, so a BM25 query running on it in another
-        thread does not hold the scan up."""
-        if not synced:
-            self.sync()
-        cache = self._tenant_vectors(tenant_id)
-        with self._vlock:
-            return cache.search(np.asarray(query, dtype=np.float32), limit)
+            if db is self._db and self._depth:
+                self._flush()  # this transaction's own vectors count too
+            return self._lists.search(db, tenant_id, np.asarray(query, dtype=np.float32), limit)
 
     def embeddings(self, tenant_id: int, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        """Stored vectors of the indexed memories among ``ids``: the
-        tenant's cached matrix, with this transaction's (not yet applied)
-        index changes on top."""
-        self.sync()
-        cache = self._tenant_vectors(tenant_id)
-        with self._vlock:
-            found = cache.get(ids)
-        if not self.held():
-            return found  # the pending changes are another thread's
-        wanted = set(ids)
-        for op, tid, mid, vec in self._pending:
-            if tid == tenant_id and mid in wanted:
-                if op == "add" and vec is not None:
-                    found[mid] = np.array(vec, dtype=np.float32)
-                else:
-                    found.pop(mid, None)
-        return found
-
-    def _tenant_vectors(self, tenant_id: int) -> TenantVectors:
-        """The tenant's vector matrix, loaded on first use."""
-        with self._vlock:
-            cache = self._vectors.get(tenant_id)
-        if cache is not None:
-            return cache
-        with self._reading() as db, self._synclock:
-            rows = db.execute(
-                "SELECT id, embedding FROM memory_vectors WHERE tenant_id = ?", (tenant_id,)
-            ).fetchall()
-            cache = TenantVectors(
-                self.dim, ((r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows)
-            )
-            if not db.in_transaction:  # inside a transaction the rows may yet roll back
-                with self._vlock:
-                    self._vectors[tenant_id] = cache
-        return cache
-
-    def _apply_pending(self) -> None:
-        with self._vlock:
-            for op, tenant_id, mid, vec in self._pending:
-                if op == "drop":
-                    self._vectors.pop(tenant_id, None)
-                    continue
-                cache = self._vectors.get(tenant_id)
-                if cache is None:
-                    continue  # loaded from the table on next search
-                if op == "add" and vec is not None:
-                    cache.add(mid, vec)
-                else:
-                    cache.remove(mid)
-        self._pending.clear()
+        """Stored vectors of the indexed memories among ``ids`` (this
+        transaction's own included, on its thread)."""
+        rows = self._rows(
+            f"SELECT id, embedding FROM memory_vectors WHERE tenant_id = ? AND id IN {_IDS}",
+            (tenant_id, _ids(ids)),
+        )
+        return {mid: np.frombuffer(blob, dtype=np.float32).copy() for mid, blob in rows}
 
     # -- audit ----------------------------------------------------------
     def audit_append(

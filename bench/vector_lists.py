@@ -1,0 +1,115 @@
+"""The SQLite store's vector lists on a kept store (issue #17): recall@10
+against an exact scan and latency, for each number of lists probed, and
+the cost of reading rows, which sets where a tenant stops being read whole.
+
+For the store's largest tenant, 200 perf queries embedded by MiniLM are
+searched through ``storage.vector`` (80 rows, what ``search(k=5)`` asks)
+with ``PROBE`` set to each value of ``--probes``. Recall@10 counts a hit
+when it reaches the exact 10th's similarity (templated corpora tie); the
+exact top 10 comes from one streamed pass over the stored float vectors::
+
+    python bench/vector_lists.py --store STORE.db --out FILE.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+import perf
+
+from unrecall import Memory
+from unrecall.recall.embedder import make_embedder
+from unrecall.storage import vector_lists
+
+
+def exact_floors(mem: Memory, tenant: int, queries: np.ndarray, k: int = 10) -> np.ndarray:
+    """Each query's exact ``k``-th similarity over the tenant's stored
+    vectors, in one pass of 100,000 rows at a time."""
+    best = np.full((len(queries), 0), -np.inf, dtype=np.float32)
+    cursor = mem.storage._db.execute(
+        "SELECT embedding FROM memory_vectors WHERE tenant_id = ?", (tenant,)
+    )
+    while blobs := [b for (b,) in cursor.fetchmany(100_000)]:
+        mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+        best = np.concatenate([best, queries @ mat.T], axis=1)
+        if best.shape[1] > k:
+            best = -np.partition(-best, k - 1, axis=1)[:, :k]
+    return np.sort(best, axis=1)[:, -k] if best.shape[1] >= k else best.min(axis=1)
+
+
+def recall_at_10(
+    mem: Memory, tenant: int, queries: np.ndarray, floors: np.ndarray
+) -> dict[str, Any]:
+    """Recall@10 and latency of ``storage.vector`` at 80 rows."""
+    times, recall = [], []
+    for q, floor in zip(queries, floors, strict=True):
+        took, hits = perf.timed(lambda q=q: mem.storage.vector(tenant, q, perf.POOL))
+        times.append(took)
+        top = [s for _, s in hits[:10]]
+        recall.append(min(1.0, sum(s >= floor - 1e-6 for s in top) / 10))
+    return {
+        "recall_at_10": round(float(np.mean(recall)), 4),
+        "recall_at_10_worst": min(recall),
+        "queries_complete": sum(r == 1.0 for r in recall),
+        "latency_ms": perf.Dist.of(times).__dict__,
+    }
+
+
+def main() -> None:
+    """Measure and write the JSON."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--store", type=Path, required=True)
+    p.add_argument("--probes", default="8,16,32,64,128,256")
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args()
+    queries = np.asarray(
+        make_embedder("minilm").embed(perf.make_queries(200, 20_240_601 + 10)), dtype=np.float32
+    )
+    with Memory(args.store, embedder="minilm") as mem:
+        (tenant, size) = mem.storage._db.execute(
+            "SELECT tenant_id, sum(size) FROM vector_lists GROUP BY 1 ORDER BY 2 DESC LIMIT 1"
+        ).fetchone()
+        lists = mem.storage._lists.centroids(mem.storage._db, tenant)
+        size_of = dict(zip(lists.lists.tolist(), lists.sizes.tolist(), strict=True))
+        started = time.perf_counter()
+        floors = exact_floors(mem, tenant, queries)
+        exact_s = time.perf_counter() - started
+        mem.storage.vector(tenant, queries[0], perf.POOL)  # warm the centroid cache
+        by_probe: dict[str, Any] = {}
+        saved = vector_lists.PROBE, vector_lists.EXACT_UP_TO
+        vector_lists.EXACT_UP_TO = 0
+        try:
+            for probe in [int(x) for x in args.probes.split(",")]:
+                vector_lists.PROBE = probe
+                # rows each query reads
+                rows = [sum(size_of[x] for x in lists.probe(q).tolist()) for q in queries]
+                result = recall_at_10(mem, tenant, queries, floors)
+                result["rows_read_p50"] = int(np.median(rows))
+                by_probe[str(probe)] = result
+                print(probe, json.dumps(result), flush=True)
+        finally:
+            vector_lists.PROBE, vector_lists.EXACT_UP_TO = saved
+    report = {
+        "command": "python bench/vector_lists.py " + " ".join(sys.argv[1:]),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": perf.machine(),
+        "tenant_vectors": int(size),
+        "lists": len(lists.lists),
+        "exact_pass_s": round(exact_s, 1),
+        "by_probe": by_probe,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

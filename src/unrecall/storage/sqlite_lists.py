@@ -1,0 +1,256 @@
+"""The vector lists (``storage.vector_lists``) as tables of the SQLite store.
+
+``vector_lists`` holds each list's size and centroid, ``vector_chunks``
+its members' int8 codes in chunks of up to ``CHUNK``, and
+``memory_vectors`` each memory's float32 vector (for the rescore) and the
+list it is in. All writes run inside the store's transaction and go
+through its connection; a search reads on whichever connection the store
+hands it, and caches a tenant's centroids per tenant version, so it sees
+other processes' commits without a log of its own.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import apsw
+import numpy as np
+
+from unrecall.storage.vector_lists import (
+    CHUNK,
+    SPLIT_AT,
+    Centroids,
+    Rows,
+    halves,
+    int8_scan,
+    mean,
+)
+
+_IDS = "(SELECT value FROM json_each(?))"
+
+
+def _ids(ids: Sequence[int]) -> str:
+    return "[" + ",".join(str(int(i)) for i in ids) + "]"
+
+
+class ListIndex:
+    """The store's vector index; ``write`` runs a statement in the open
+    transaction (the store's ``_write``), ``write_many`` a batch of them."""
+
+    def __init__(
+        self,
+        dim: int,
+        write: Callable[[str, Sequence[Any]], list[tuple[Any, ...]]],
+        write_many: Callable[[str, Sequence[Sequence[Any]]], None],
+    ) -> None:
+        self.dim = dim
+        self._write = write
+        self._write_many = write_many
+        self._cache: dict[int, Centroids] = {}
+        self._cache_lock = threading.Lock()
+
+    # -- reads ------------------------------------------------------------
+    def centroids(self, db: apsw.Connection, tenant_id: int) -> Centroids:
+        """The tenant's lists as ``db`` sees them: cached per tenant version,
+        except inside a write transaction, whose rows may yet roll back."""
+        row = db.execute("SELECT version FROM tenants WHERE id = ?", (tenant_id,)).fetchone()
+        version = -1 if row is None else int(row[0])
+        writing = db.in_transaction and not db.readonly("main")
+        if not writing:
+            with self._cache_lock:
+                hit = self._cache.get(tenant_id)
+            if hit is not None and hit.version == version:
+                return hit
+        found = Centroids.of(
+            version,
+            self.dim,
+            db.execute(
+                "SELECT list, size, centroid FROM vector_lists WHERE tenant_id = ?", (tenant_id,)
+            ).fetchall(),
+        )
+        if not writing:
+            with self._cache_lock:
+                self._cache[tenant_id] = found
+        return found
+
+    def search(
+        self, db: apsw.Connection, tenant_id: int, query: np.ndarray, limit: int
+    ) -> list[tuple[int, float]]:
+        """Top ``limit`` ``(id, cosine similarity)`` pairs, best first, over
+        the lists the query probes (every list of a small tenant), read in
+        one snapshot of ``db``."""
+        if limit <= 0:
+            return []
+        query = np.ascontiguousarray(query, dtype=np.float32)
+        with db:  # one read snapshot: the version, the centroids and the chunks agree
+            lists = self.centroids(db, tenant_id).probe(query)
+            if len(lists) == 0:
+                return []
+            rows = Rows.concat(
+                self.dim,
+                [
+                    Rows.decode(self.dim, *r)
+                    for r in db.execute(
+                        "SELECT ids, codes, meta FROM vector_chunks"
+                        f" WHERE tenant_id = ? AND list IN {_IDS}",
+                        (tenant_id, _ids(lists.tolist())),
+                    )
+                ],
+            )
+            if len(rows) == 0:
+                return []
+            wanted = rows.ids[int8_scan().candidates(rows, query, limit)]
+            found = db.execute(
+                f"SELECT id, embedding FROM memory_vectors WHERE id IN {_IDS}",
+                (_ids(wanted.tolist()),),
+            ).fetchall()
+        ids = np.array([r[0] for r in found], dtype=np.int64)
+        mat = np.frombuffer(b"".join(r[1] for r in found), dtype=np.float32).reshape(
+            len(found), self.dim
+        )
+        sims = mat @ query
+        top = np.argsort(-sims, kind="stable")[:limit]
+        return [(int(ids[i]), float(sims[i])) for i in top]
+
+    def forget_cache(self, tenant_id: int) -> None:
+        with self._cache_lock:
+            self._cache.pop(tenant_id, None)
+
+    # -- writes (inside the store's transaction) ---------------------------
+    def add(self, db: apsw.Connection, tenant_id: int, ids: np.ndarray, vecs: np.ndarray) -> None:
+        """List vectors whose ``memory_vectors`` rows are in already: each
+        joins the list of the nearest centroid (a tenant's first makes
+        list 0), and a list grown past ``SPLIT_AT`` is split."""
+        cents = self.centroids(db, tenant_id)
+        if len(cents.lists) == 0:
+            self._write(
+                "INSERT INTO vector_lists(tenant_id, list, size, centroid) VALUES (?, 0, 0, ?)",
+                (tenant_id, np.zeros(self.dim, np.float32).tobytes()),
+            )
+            where = np.zeros(len(ids), dtype=np.int64)
+        else:
+            where = cents.nearest(vecs)
+        for list_id in np.unique(where):
+            members = np.flatnonzero(where == list_id)
+            self._append(db, tenant_id, int(list_id), Rows.of(ids[members], vecs[members]))
+
+    def _append(self, db: apsw.Connection, tenant_id: int, list_id: int, new: Rows) -> None:
+        size, centroid = db.execute(
+            "SELECT size, centroid FROM vector_lists WHERE tenant_id = ? AND list = ?",
+            (tenant_id, list_id),
+        ).fetchone()
+        last = db.execute(
+            "SELECT chunk, ids, codes, meta FROM vector_chunks WHERE tenant_id = ? AND list = ?"
+            " ORDER BY chunk DESC LIMIT 1",
+            (tenant_id, list_id),
+        ).fetchone()
+        rows, first = new, 0
+        if last is not None and len(last[1]) // 8 < CHUNK:
+            # the last chunk fills up first: it is written again with the new rows
+            rows, first = Rows.concat(self.dim, [Rows.decode(self.dim, *last[1:]), new]), last[0]
+            self._write(
+                "DELETE FROM vector_chunks WHERE tenant_id = ? AND list = ? AND chunk = ?",
+                (tenant_id, list_id, first),
+            )
+        elif last is not None:
+            first = last[0] + 1
+        self._put_chunks(tenant_id, list_id, first, rows)
+        total = size + len(new)
+        old = np.frombuffer(centroid, dtype=np.float32).astype(np.float64)
+        mid = (old * size + new.approx().sum(axis=0, dtype=np.float64)) / total
+        self._write(
+            "UPDATE vector_lists SET size = ?, centroid = ? WHERE tenant_id = ? AND list = ?",
+            (total, mid.astype(np.float32).tobytes(), tenant_id, list_id),
+        )
+        self._write(
+            f"UPDATE memory_vectors SET list = ? WHERE id IN {_IDS}",
+            (list_id, _ids(new.ids.tolist())),
+        )
+        if total > SPLIT_AT:
+            self._split(db, tenant_id, list_id)
+
+    def _put_chunks(self, tenant_id: int, list_id: int, first: int, rows: Rows) -> None:
+        self._write_many(
+            "INSERT INTO vector_chunks(tenant_id, list, chunk, ids, codes, meta)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (tenant_id, list_id, first + i, *rows.take(slice(at, at + CHUNK)).encode())
+                for i, at in enumerate(range(0, len(rows), CHUNK))
+            ],
+        )
+
+    def _members(self, db: apsw.Connection, tenant_id: int, list_id: int) -> Rows:
+        return Rows.concat(
+            self.dim,
+            [
+                Rows.decode(self.dim, *r)
+                for r in db.execute(
+                    "SELECT ids, codes, meta FROM vector_chunks WHERE tenant_id = ? AND list = ?"
+                    " ORDER BY chunk",
+                    (tenant_id, list_id),
+                )
+            ],
+        )
+
+    def _relist(self, tenant_id: int, list_id: int, rows: Rows) -> None:
+        """Write a list anew from its members: chunks packed, size and
+        centroid derived from them alone (or the list gone when empty)."""
+        self._write(
+            "DELETE FROM vector_chunks WHERE tenant_id = ? AND list = ?", (tenant_id, list_id)
+        )
+        if len(rows) == 0:
+            self._write(
+                "DELETE FROM vector_lists WHERE tenant_id = ? AND list = ?", (tenant_id, list_id)
+            )
+            return
+        self._put_chunks(tenant_id, list_id, 0, rows)
+        self._write(
+            "INSERT OR REPLACE INTO vector_lists(tenant_id, list, size, centroid)"
+            " VALUES (?, ?, ?, ?)",
+            (tenant_id, list_id, len(rows), mean(rows).tobytes()),
+        )
+
+    def _split(self, db: apsw.Connection, tenant_id: int, list_id: int) -> None:
+        rows = self._members(db, tenant_id, list_id)
+        side = halves(rows)
+        new_id = (
+            1
+            + db.execute(
+                "SELECT max(list) FROM vector_lists WHERE tenant_id = ?", (tenant_id,)
+            ).fetchone()[0]
+        )
+        keep, move = rows.take(np.flatnonzero(~side)), rows.take(np.flatnonzero(side))
+        self._relist(tenant_id, list_id, keep)
+        self._relist(tenant_id, new_id, move)
+        self._write(
+            f"UPDATE memory_vectors SET list = ? WHERE id IN {_IDS}",
+            (new_id, _ids(move.ids.tolist())),
+        )
+        for part, part_id in ((keep, list_id), (move, new_id)):
+            if len(part) > SPLIT_AT:
+                self._split(db, tenant_id, part_id)
+
+    def remove(self, db: apsw.Connection, ids: Sequence[int]) -> None:
+        """Take memories' vectors out of their lists and delete their rows.
+        Each list they leave is written anew from the members that stay,
+        so neither a chunk nor a centroid keeps a trace of them."""
+        placed = db.execute(
+            f"SELECT tenant_id, list, id FROM memory_vectors WHERE id IN {_IDS}", (_ids(ids),)
+        ).fetchall()
+        gone: dict[tuple[int, int], set[int]] = {}
+        for tenant_id, list_id, mid in placed:
+            if list_id is not None:
+                gone.setdefault((tenant_id, list_id), set()).add(mid)
+        for (tenant_id, list_id), mids in gone.items():
+            rows = self._members(db, tenant_id, list_id)
+            stay = ~np.isin(rows.ids, np.fromiter(mids, dtype=np.int64, count=len(mids)))
+            self._relist(tenant_id, list_id, rows.take(np.flatnonzero(stay)))
+        self._write(f"DELETE FROM memory_vectors WHERE id IN {_IDS}", (_ids(ids),))
+
+    def drop_tenant(self, tenant_id: int) -> None:
+        """Delete every list, chunk and vector of a tenant."""
+        for table in ("vector_chunks", "vector_lists", "memory_vectors"):
+            self._write(f"DELETE FROM {table} WHERE tenant_id = ?", (tenant_id,))
+        self.forget_cache(tenant_id)

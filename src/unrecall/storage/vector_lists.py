@@ -1,0 +1,248 @@
+"""The embedded store's vector index: each tenant's vectors in lists (IVF).
+
+A tenant's vectors are grouped in lists of similar vectors, each with a
+centroid (the mean of its members). A search reads the lists whose
+centroids are nearest the query, or every list of a small tenant, and
+ranks their rows exactly: an int8 pass with a proven error bound, then a
+float32 rescore of the rows that can still reach the top (``Int8Scan``).
+
+Why lists, and why in the store's own b-trees (issue #17): a forgotten
+memory's vector must leave the index file, not be marked deleted.
+usearch keeps a removed vector's bytes in the file it saves, and faiss's
+HNSW cannot remove at all (``bench/ann_libraries.py --erasure``). A list
+is rows of a plain table, rewritten without the vector when it goes, so
+``secure_delete`` zeroes it at commit like any other row, and the
+forensic scan and the attacker check it with the rest of the file.
+
+Lists grow by splitting: one that passes ``SPLIT_AT`` members is cut in
+two by 2-means over its own members (SPFresh's local rebalancing), so no
+write ever rebuilds more than one list. A centroid is derived from the
+list's current members only: it is recomputed from them whenever a member
+leaves, so no centroid keeps a trace of a forgotten vector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+CHUNK = 64  # vectors per stored chunk row (24 KB of codes at 384 dimensions)
+SPLIT_AT = 512  # a list with more members than this is split in two
+# Lists a search of a large tenant reads. Measured on 1.55M vectors of
+# MiniLM (bench/vector_lists.py): see docs/benchmarks.md, issue #17.
+PROBE = 64
+# A tenant of up to this many vectors is read whole, so its search is exact.
+EXACT_UP_TO = 20_000
+
+
+def quantise(vecs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows as uint8 (int8 + 128) and, per row, ``scale``, ``|scale*q|``
+    and ``|residual|`` (shape ``(3, n)``). float32 throughout: its rounding
+    (~1e-7 on unit vectors) is far inside ``Int8Scan.SLACK``."""
+    v = np.asarray(vecs, dtype=np.float32)
+    peak = np.abs(v).max(axis=1)
+    scale = np.where(peak > 0, peak / np.float32(127.0), np.float32(1.0)).astype(np.float32)
+    q = np.clip(np.rint(v / scale[:, None]), -127, 127)
+    approx = q * scale[:, None]
+    meta = np.stack(
+        [scale, np.linalg.norm(approx, axis=1), np.linalg.norm(v - approx, axis=1)]
+    ).astype(np.float32)
+    return (q + 128).astype(np.uint8), meta
+
+
+@dataclass
+class Rows:
+    """Quantised vectors with their memory ids: a chunk, a list or a probe."""
+
+    ids: np.ndarray  # int64, (n,)
+    codes: np.ndarray  # uint8, (n, dim)
+    meta: np.ndarray  # float32, (3, n)
+
+    @classmethod
+    def empty(cls, dim: int) -> Rows:
+        return cls(
+            np.zeros(0, np.int64), np.zeros((0, dim), np.uint8), np.zeros((3, 0), np.float32)
+        )
+
+    @classmethod
+    def of(cls, ids: np.ndarray, vecs: np.ndarray) -> Rows:
+        codes, meta = quantise(vecs)
+        return cls(np.asarray(ids, dtype=np.int64), codes, meta)
+
+    @classmethod
+    def decode(cls, dim: int, ids: bytes, codes: bytes, meta: bytes) -> Rows:
+        """A chunk row as stored (``encode``)."""
+        n = len(ids) // 8
+        return cls(
+            np.frombuffer(ids, dtype=np.int64),
+            np.frombuffer(codes, dtype=np.uint8).reshape(n, dim),
+            np.frombuffer(meta, dtype=np.float32).reshape(3, n),
+        )
+
+    @classmethod
+    def concat(cls, dim: int, parts: list[Rows]) -> Rows:
+        if not parts:
+            return cls.empty(dim)
+        return cls(
+            np.concatenate([p.ids for p in parts]),
+            np.concatenate([p.codes for p in parts]),
+            np.concatenate([p.meta for p in parts], axis=1),
+        )
+
+    def encode(self) -> tuple[bytes, bytes, bytes]:
+        return self.ids.tobytes(), self.codes.tobytes(), np.ascontiguousarray(self.meta).tobytes()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def take(self, rows: np.ndarray | slice) -> Rows:
+        return Rows(self.ids[rows], self.codes[rows], self.meta[:, rows])
+
+    def approx(self) -> np.ndarray:
+        """The vectors as the codes give them back (float32)."""
+        return (self.codes.astype(np.float32) - 128.0) * self.meta[0][:, None]
+
+
+def mean(rows: Rows) -> np.ndarray:
+    """A list's centroid: the mean of its members (as their codes give them)."""
+    return rows.approx().mean(axis=0, dtype=np.float64).astype(np.float32)
+
+
+def halves(rows: Rows, iters: int = 8) -> np.ndarray:
+    """A boolean mask cutting ``rows`` in two by spherical 2-means, seeded
+    deterministically; members that are all alike are cut by position."""
+    vecs = rows.approx()
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs = vecs / np.where(norms > 0, norms, 1.0)
+    # seeds: the member farthest from the mean, and the one farthest from it
+    centre = vecs.mean(axis=0)
+    a = vecs[int(np.argmin(vecs @ centre))]
+    b = vecs[int(np.argmin(vecs @ a))]
+    seeds = np.stack([a, b])
+    side = np.zeros(len(vecs), dtype=bool)
+    for _ in range(iters):
+        sims = vecs @ seeds.T
+        side = sims[:, 1] > sims[:, 0]
+        if side.all() or not side.any():
+            break
+        for j, part in enumerate((vecs[~side], vecs[side])):
+            s = part.sum(axis=0)
+            seeds[j] = s / max(float(np.linalg.norm(s)), 1e-12)
+    if side.all() or not side.any():
+        side = np.arange(len(vecs)) >= len(vecs) // 2
+    return side
+
+
+class Int8Scan:
+    """Exact top-k through an int8 first pass.
+
+    With a row ``v = s*q + r`` and the query ``x = t*p + e`` (``q`` and ``p``
+    int8), ``v.x = s*t*(q.p) + s*q.e + r.x``, so by Cauchy-Schwarz the
+    int8 estimate ``s*t*(q.p)`` is within ``|s*q|*|e| + |r|*|x|`` of the
+    true product; ``err``, the largest of these over the rows, bounds every
+    row. At least ``limit`` rows have a true product of at least
+    ``kth - err`` (``kth`` the ``limit``-th largest estimate), so every
+    row of the true top ``limit`` has an estimate of at least
+    ``kth - 2 * err``: those rows are rescored in float32. The bound
+    carries a small slack for float32 rounding.
+    """
+
+    SLACK = np.float32(1e-4)
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def candidates(self, rows: Rows, query: np.ndarray, limit: int) -> np.ndarray:
+        """Positions in ``rows`` that may be in the true top ``limit``."""
+        if len(rows) <= limit:
+            return np.arange(len(rows))
+        x = query.astype(np.float64)
+        peak = float(np.abs(x).max())
+        t = peak / 127.0 if peak > 0 else 1.0
+        p = np.clip(np.rint(x / t), -127, 127)
+        e_norm = float(np.linalg.norm(x - p * t))
+        x_norm = float(np.linalg.norm(x))
+        dots = self._session.run(
+            None,
+            {
+                "A": rows.codes,
+                "B": p.astype(np.int8).reshape(-1, 1),
+                "Z": np.array(128, np.uint8),
+            },
+        )[0][:, 0]
+        # float32 is exact enough: |q.p| < 2**24, rounding stays << SLACK
+        est = dots.astype(np.float32) * (rows.meta[0] * np.float32(t))
+        # One bound for every row (the largest), which saves two passes
+        # over the rows and admits a few more of them to the rescoring.
+        err = (
+            float(rows.meta[1].max()) * e_norm
+            + float(rows.meta[2].max()) * x_norm
+            + float(self.SLACK)
+        )
+        kth = float(np.partition(est, len(est) - limit)[len(est) - limit])
+        return np.flatnonzero(est >= np.float32(kth - 2 * err))
+
+
+@cache
+def int8_scan() -> Int8Scan:
+    """The one-node onnxruntime graph ``MatMulInteger(A - 128, B)``."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "Z"], ["Y"])],
+        "int8_scan",
+        [
+            helper.make_tensor_value_info("A", TensorProto.UINT8, ["n", None]),
+            helper.make_tensor_value_info("B", TensorProto.INT8, [None, 1]),
+            helper.make_tensor_value_info("Z", TensorProto.UINT8, []),
+        ],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, ["n", 1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    session = ort.InferenceSession(
+        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+    )
+    return Int8Scan(session)
+
+
+@dataclass
+class Centroids:
+    """A tenant's list ids and unit centroids, as of one tenant version."""
+
+    version: int
+    lists: np.ndarray  # int64, (n,)
+    units: np.ndarray  # float32, (n, dim)
+    sizes: np.ndarray  # int64, (n,): members of each list
+
+    @classmethod
+    def of(cls, version: int, dim: int, rows: list[tuple[int, int, bytes]]) -> Centroids:
+        """From ``(list, size, centroid)`` rows."""
+        lists = np.array([r[0] for r in rows], dtype=np.int64)
+        mat = (
+            np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+            if rows
+            else np.zeros((0, dim), np.float32)
+        )
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        units = mat / np.where(norms > 0, norms, 1.0)
+        sizes = np.array([r[1] for r in rows], dtype=np.int64)
+        return cls(version, lists, units.astype(np.float32), sizes)
+
+    def nearest(self, vecs: np.ndarray) -> np.ndarray:
+        """The list id nearest each of ``vecs``."""
+        return self.lists[np.argmax(np.asarray(vecs, dtype=np.float32) @ self.units.T, axis=1)]
+
+    def probe(self, query: np.ndarray) -> np.ndarray:
+        """The lists a search reads: all of a small tenant's, else the
+        ``PROBE`` nearest the query."""
+        if self.sizes.sum() <= EXACT_UP_TO or len(self.lists) <= PROBE:
+            return self.lists
+        sims = self.units @ np.asarray(query, dtype=np.float32)
+        return self.lists[np.argpartition(-sims, PROBE - 1)[:PROBE]]

@@ -1,0 +1,227 @@
+"""The embedded store's vector lists: the int8 pass ranks exactly, small
+tenants are searched exactly, large ones through their nearest lists, and
+whatever connections do, the lists hold exactly the stored vectors, with
+centroids derived from current members only."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import check_lists
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from unrecall import Memory
+from unrecall.storage import sqlite_lists, vector_lists
+from unrecall.storage.vector_lists import Centroids, Rows, halves, int8_scan
+
+DIM = 384
+pytestmark = pytest.mark.sqlite_only("about the SQLite store's vector lists")
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def clustered(n: int, seed: int, dim: int = DIM) -> np.ndarray:
+    """Unit vectors in tight clusters: many near-ties, the hard case for a bound."""
+    rng = np.random.default_rng(seed)
+    centers = rng.standard_normal((40, dim))
+    return unit(centers[rng.integers(0, 40, n)] + 0.3 * rng.standard_normal((n, dim)))
+
+
+def exact_top(mat: np.ndarray, q: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(-(mat @ q), kind="stable")[:k]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_int8_pass_keeps_the_exact_top_k(seed: int) -> None:
+    mat = clustered(8192, seed)
+    mat[::97] = 0.0  # a degenerate row quantises with scale 1 and no error
+    rows = Rows.of(np.arange(len(mat)), mat)
+    rng = np.random.default_rng(seed + 10)
+    for q in unit(mat[rng.integers(1, len(mat), 20)] + 0.2 * rng.standard_normal((20, DIM))):
+        for k in (1, 5, 20, 80):
+            cand = int8_scan().candidates(rows, q, k)
+            assert set(exact_top(mat, q, k).tolist()) <= set(cand.tolist())
+            if k <= 20:  # the float32 rescore stays small
+                assert len(cand) < len(mat) // 5
+
+
+def test_halves_cut_a_list_of_alike_members_too() -> None:
+    mat = clustered(300, 4)
+    side = halves(Rows.of(np.arange(300), mat))
+    assert 0 < side.sum() < 300
+    same = halves(Rows.of(np.arange(100), np.repeat(mat[:1], 100, axis=0)))
+    assert same.sum() == 50  # all alike: cut by position
+
+
+def _fill(mem: Memory, user: str, texts: list[str]) -> None:
+    for at in range(0, len(texts), 50):
+        mem.add([{"role": "user", "content": t} for t in texts[at : at + 50]], user_id=user)
+
+
+def _facts(n: int, tag: str) -> list[str]:
+    animals = ["heron", "otter", "badger", "lynx", "wren", "stoat", "vole", "crane"]
+    things = ["kettle", "lantern", "ledger", "compass", "teapot", "anchor", "quilt"]
+    return [
+        f"the {animals[i % 8]} {tag}{i} keeps a {things[(i * 3) % 7]} number {i % 13}"
+        for i in range(n)
+    ]
+
+
+def test_a_small_tenant_is_searched_exactly_and_a_large_one_by_its_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_lists, "EXACT_UP_TO", 150)
+    monkeypatch.setattr(vector_lists, "PROBE", 3)
+    monkeypatch.setattr(sqlite_lists, "SPLIT_AT", 16)
+    with Memory(tmp_path / "l.db", embedder="hashing") as mem:
+        _fill(mem, "small", _facts(120, "s"))
+        _fill(mem, "large", _facts(400, "l"))
+        st_ = mem.storage
+        check_lists(st_, split_at=16)
+        for user, exact in (("small", True), ("large", False)):
+            tid = st_.tenant(f"user:{user}", False)
+            assert tid is not None
+            table = st_._rows(
+                "SELECT id, embedding FROM memory_vectors WHERE tenant_id = ?", (tid,)
+            )
+            ids = np.array([r[0] for r in table])
+            mat = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in table])
+            lists = st_._lists.centroids(st_._db, tid)
+            assert len(lists.lists) > 3  # split many times
+            hits = 0
+            for q in mem.embedder.embed(["heron kettle", "lynx teapot 7", "quilt number 3"]):
+                got = st_.vector(tid, q, 10)
+                want = ids[exact_top(mat, q, 10)].tolist()
+                sims = mat @ q
+                if exact:  # the same ids, or the same similarities on a tie
+                    assert [m for m, _ in got] == want or np.allclose(
+                        [s for _, s in got], np.sort(sims)[::-1][:10], atol=1e-6
+                    )
+                hits += len({m for m, _ in got} & set(want))
+                # each similarity returned is the exact one
+                by_id = dict(zip(ids.tolist(), sims.tolist(), strict=True))
+                assert np.allclose([s for _, s in got], [by_id[m] for m, _ in got], atol=1e-6)
+            if not exact:
+                assert len(st_._lists.centroids(st_._db, tid).probe(q)) == 3
+                assert hits > 0
+
+
+def test_a_purge_rewrites_the_list_and_its_centroid_from_the_members_that_stay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_lists, "SPLIT_AT", 16)
+    with Memory(tmp_path / "p.db", embedder="hashing") as mem:
+        _fill(mem, "u", _facts(60, "p"))
+        secret = mem.add("my locker code is zqlocker4471", user_id="u").ids[0]
+        st_ = mem.storage
+        tid = st_.tenant("user:u", False)
+        row = st_.memory(tid, secret)
+        assert row is not None
+        (vec,) = st_.embeddings(tid, [row.id]).values()
+        codes = Rows.of(np.array([row.id]), vec[None, :]).codes.tobytes()
+        (list_id,) = (st_._scalar("SELECT list FROM memory_vectors WHERE id = ?", (row.id,)),)
+        mem.purge(secret, user_id="u")
+        check_lists(st_, split_at=16)
+        chunks = st_._rows("SELECT ids, codes FROM vector_chunks")
+        assert all(codes not in bytes(c) for _, c in chunks)
+        assert all(row.id not in np.frombuffer(i, dtype=np.int64) for i, _ in chunks)
+        # the centroid is the mean of those that stay, not the old mean
+        # minus the secret (whose rounding would keep a trace of it)
+        left = st_._lists._members(st_._db, tid, list_id)
+        if len(left):
+            got = st_._scalar(
+                "SELECT centroid FROM vector_lists WHERE tenant_id = ? AND list = ?",
+                (tid, list_id),
+            )
+            assert bytes(got) == vector_lists.mean(left).tobytes()
+
+
+def test_a_vector_is_found_by_the_search_of_its_own_transaction(tmp_path: Path) -> None:
+    with Memory(tmp_path / "t.db", embedder="hashing") as mem:
+        mem.add("an older note about the pier", user_id="u")
+        tid = mem.storage.tenant("user:u", False)
+        with mem.storage.transaction():
+            mem.add("the pier lamp zqinside is blue", user_id="u")
+            q = mem.embedder.embed(["the pier lamp zqinside is blue"])[0]
+            (_, sim), *_ = mem.storage.vector(tid, q, 5)
+            assert sim == pytest.approx(1.0, abs=1e-5)
+        check_lists(mem.storage)
+
+
+def test_an_erased_tenant_leaves_no_list_chunk_or_vector(tmp_path: Path) -> None:
+    with Memory(tmp_path / "e.db", embedder="hashing") as mem:
+        _fill(mem, "u", _facts(30, "e"))
+        mem.add("a fact of another user", user_id="v")
+        tid = mem.storage.tenant("user:u", False)
+        mem.delete_all(user_id="u")
+        for table in ("vector_lists", "vector_chunks", "memory_vectors"):
+            assert (
+                mem.storage._scalar(f"SELECT count(*) FROM {table} WHERE tenant_id = ?", (tid,))
+                == 0
+            )
+        check_lists(mem.storage)
+
+
+def test_centroids_probe_every_list_of_a_small_tenant() -> None:
+    rows = [(i, 10, unit(np.ones((1, 8)))[0].tobytes()) for i in range(100)]
+    small = Centroids.of(1, 8, rows)
+    assert len(small.probe(np.ones(8, np.float32))) == 100  # 1,000 vectors: exact
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b"]),
+        st.sampled_from(["add", "purge", "supersede", "erase", "search"]),
+        st.sampled_from(["u", "v"]),
+        st.integers(0, 40),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+@settings(max_examples=25, deadline=None)
+@given(ops=OPS)
+def test_two_connections_keep_the_lists_equal_to_the_table(ops: list) -> None:  # type: ignore[type-arg]
+    # Whatever two connections do in turn, the lists hold exactly the stored
+    # vectors, each list's centroid is its members' mean, and no list
+    # outgrows the split size; a search sees the other's last commit.
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        pytest.MonkeyPatch.context() as mp,
+    ):
+        mp.setattr(sqlite_lists, "SPLIT_AT", 6)
+        mp.setattr(sqlite_lists, "CHUNK", 4)
+        with (
+            Memory(Path(tmp) / "two.db", embedder="hashing") as a,
+            Memory(Path(tmp) / "two.db", embedder="hashing") as b,
+        ):
+            mems = {"a": a, "b": b}
+            for who, op, user, n in ops:
+                mem = mems[who]
+                held = mem.get_all(user_id=user)
+                if op == "add":
+                    _fill(mem, user, _facts(1 + n % 9, f"{user}{n}x"))
+                elif op == "purge" and held:
+                    mem.purge(held[n % len(held)].id, user_id=user)
+                elif op == "supersede" and held:
+                    mem.supersede(held[n % len(held)].id, f"replaced {n} lamp", user_id=user)
+                elif op == "erase":
+                    mem.delete_all(user_id=user)
+                else:
+                    mem.search(f"kettle {n}", user_id=user)
+                check_lists(mem.storage, split_at=6, chunk=4)
+                for m in mems.values():
+                    tid = m.storage.tenant(f"user:{user}", False)
+                    if tid is None:
+                        continue
+                    active = {r.id for r in m.storage.memories(tid, ["active"])}
+                    q = m.embedder.embed(["kettle lamp"])[0]
+                    got = {mid for mid, _ in m.storage.vector(tid, q, 1000)}
+                    assert got == active
