@@ -1271,6 +1271,49 @@ def _scan_pieces(ev: Evidence) -> Iterable[tuple[str, int, bytes]]:
         yield "shm", 0, ev.files["shm"]
 
 
+def _code_vector(row: np.ndarray) -> bytes:
+    """An int8 code row (stored as uint8 + 128) as a unit float32 vector."""
+    v = row.astype(np.float32) - 128.0
+    return (v / max(float(np.linalg.norm(v)), 1e-12)).astype("<f4").tobytes()
+
+
+def _code_pieces(ev: Evidence) -> Iterable[tuple[str, int, bytes]]:
+    """(file, offset, bytes) where a stale int8 code row could hide: free
+    pages, the slack of every b-tree page, the overflow pages no live row
+    uses (none: dbstat owns them all), the WAL's page images and the shm."""
+    ps = ev.page_size
+    db = ev.files["db"]
+    for page in sorted(ev.freelist):
+        yield "db", (page - 1) * ps, db[(page - 1) * ps : page * ps]
+    for regions in ev.slack.values():
+        for start, end, _ in regions:
+            if end - start >= DIM:
+                yield "db", start, db[start:end]
+    wal = ev.files.get("wal", b"")
+    for base in range(32 + 24, len(wal), ps + 24):
+        yield "wal", base, wal[base : base + ps]
+    if ev.files.get("shm"):
+        yield "shm", 0, ev.files["shm"]
+
+
+def _code_runs(blob: bytes) -> Iterable[tuple[int, np.ndarray]]:
+    """Every ``DIM``-byte window that could be a code row: it holds the
+    row's peak (a byte of 1 or 255, int8 -127 or 127), sits around 128, and
+    is no constant fill. Windows are taken at every offset."""
+    if len(blob) < DIM:
+        return
+    raw = np.frombuffer(blob, dtype=np.uint8)
+    win = np.lib.stride_tricks.sliding_window_view(raw, DIM)
+    sums = np.concatenate(([0], np.cumsum(raw, dtype=np.int64)))
+    means = (sums[DIM:] - sums[:-DIM]) / DIM
+    peaks = np.concatenate(([0], np.cumsum((raw == 1) | (raw == 255), dtype=np.int64)))
+    has_peak = (peaks[DIM:] - peaks[:-DIM]) > 0
+    for at in np.flatnonzero(has_peak & (np.abs(means - 128) < 12)):
+        row = win[at]
+        if row.std() > 8:  # a fill of one value is no vector
+            yield int(at), row.copy()
+
+
 def attack_vectors(
     ev: Evidence, secrets: Sequence[Secret], cands: VectorCandidates, secret_ids: list[list[str]]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -1313,6 +1356,11 @@ def attack_vectors(
                 live[bytes(emb)] = mid
             else:
                 orphans.setdefault(bytes(emb), "memory_vectors_row")
+    if "vector_lists" in names:
+        # each list's centroid (schema v7): the mean of its live members, a
+        # dim*4 blob taken below as an orphan and inverted; its raw bytes
+        # are shown, not a fragment of something gone
+        chunk_blobs += [bytes(c) for (c,) in db.execute("SELECT centroid FROM vector_lists")]
     blobs = 0
     for table, value in cells(
         db, [t for t in ordinary_tables(db) if not t.endswith("_vector_chunks00")]
@@ -1352,11 +1400,35 @@ def attack_vectors(
                 # a run may pick up a stray float of a cell header at either
                 # end: judge its core
                 core = frag[2:-2].tobytes()
+                spot = ev.where(name, offset0 + offset + 4 * i)
+                if spot == "cell:vector_lists":
+                    continue  # two live centroids side by side, judged as blobs above
                 if core not in shown and core not in kept_frags:
                     kept_frags.add(core)
                     fragments.append(frag)
-                    spot = ev.where(name, offset0 + offset + 4 * i)
                     where[f"fragment:{spot}"] = where.get(f"fragment:{spot}", 0) + 1
+    # Schema v7 also keeps each vector as int8 codes in list chunks (and
+    # a centroid per list, a dim*4 blob the cell scan above already takes).
+    # A code row inverts like its vector: cosine ignores the row's scale.
+    live_codes: dict[bytes, int] = {}
+    if "vector_chunks" in names:
+        for ids, codes in db.execute("SELECT ids, codes FROM vector_chunks"):
+            ids_ = np.frombuffer(ids, dtype="<i8")
+            mat = np.frombuffer(codes, dtype=np.uint8).reshape(len(ids_), DIM)
+            for mid, row in zip(ids_.tolist(), mat, strict=True):
+                if mid in active:
+                    live_codes[row.tobytes()] = mid
+                else:
+                    orphans.setdefault(_code_vector(row), "vector_chunks_row")
+    code_windows = 0
+    for name, offset0, blob in _code_pieces(ev):
+        for offset, row in _code_runs(blob):
+            code_windows += 1
+            if row.tobytes() in live_codes:
+                continue
+            spot = ev.where(name, offset0 + offset)
+            orphans.setdefault(_code_vector(row), f"raw_codes:{spot}")
+            where[f"codes:{spot}"] = where.get(f"codes:{spot}", 0) + 1
     C = cands.matrix
     truth = {(s.index, s.value) for s in secrets}
     best: dict[int, dict[str, Any]] = {}
@@ -1399,6 +1471,14 @@ def attack_vectors(
             v = np.frombuffer(raw, dtype="<f4")
             j = int(np.argmax(C @ v))
             live_hits += cands.labels[j] == (s.index, s.value)
+    by_id_codes = {mid: raw for raw, mid in live_codes.items()}
+    live_code_hits = 0
+    for s, ids in zip(secrets, secret_ids, strict=True):
+        code = next((by_id_codes[uid_of[u]] for u in ids if uid_of.get(u) in by_id_codes), None)
+        if code is not None:
+            v = np.frombuffer(_code_vector(np.frombuffer(code, dtype=np.uint8)), dtype="<f4")
+            j = int(np.argmax(C @ v))
+            live_code_hits += cands.labels[j] == (s.index, s.value)
     out = []
     for s in secrets:
         b = best.get(s.index)
@@ -1419,6 +1499,9 @@ def attack_vectors(
         "fragments": len(fragments),
         "raw_scan_vectors_seen": seen,
         "live_secret_vectors_inverted": live_hits,
+        "live_codes": len(live_codes),
+        "raw_code_windows_seen": code_windows,
+        "live_secret_codes_inverted": live_code_hits,
     }
     return out, summary
 
@@ -1463,7 +1546,20 @@ def planted_orphan(ev: Evidence, secrets: Sequence[Secret], cands: VectorCandida
     page[101 : 101 + len(vec)] = vec
     planted = replace(ev, files={**ev.files, "wal": bytes(32 + 24) + bytes(page)})
     per, summary = attack_vectors(planted, secrets, cands, [[] for _ in secrets])
-    return bool(per[0]["recovered"]) and summary["orphan_sources"].get("raw:wal") == 1
+    floats = bool(per[0]["recovered"]) and summary["orphan_sources"].get("raw:wal") == 1
+    # the same for the vector as an int8 code row (storage.vector_lists)
+    v = np.frombuffer(vec, dtype="<f4")
+    code = (np.clip(np.rint(v / (np.abs(v).max() / 127)), -127, 127) + 128).astype(np.uint8)
+    page = bytearray(ev.page_size)
+    page[103 : 103 + DIM] = code.tobytes()
+    planted = replace(ev, files={**ev.files, "wal": bytes(32 + 24) + bytes(page)})
+    per, summary = attack_vectors(planted, secrets, cands, [[] for _ in secrets])
+    # (windows around it that pass as codes are shifted copies and invert
+    # to nothing; every raw code orphan must lie in that page)
+    codes = bool(per[0]["recovered"]) and {
+        spot for spot in summary["raw_where"] if spot.startswith("codes:")
+    } == {"codes:wal"}
+    return floats and codes
 
 
 def _tally(per: list[dict[str, Any]], mask: list[bool]) -> dict[str, int]:

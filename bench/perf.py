@@ -37,12 +37,15 @@ import argparse
 import cProfile
 import datetime as dt
 import hashlib
+import itertools
 import json
+import multiprocessing as mp
 import os
 import platform
 import pstats
 import random
 import re
+import resource
 import shlex
 import shutil
 import statistics
@@ -1071,6 +1074,86 @@ def measure_recall(
     return out
 
 
+def exact_floors(mem: Memory, tenant: int, queries: np.ndarray, k: int = 10) -> np.ndarray:
+    """Each query's exact ``k``-th similarity over the tenant's stored
+    vectors (SQLite), in one pass of 100,000 rows at a time."""
+    best = np.full((len(queries), 0), -np.inf, dtype=np.float32)
+    cursor = mem.storage._db.execute(  # type: ignore[attr-defined]
+        "SELECT embedding FROM memory_vectors WHERE tenant_id = ?", (tenant,)
+    )
+    while blobs := [b for (b,) in itertools.islice(cursor, 100_000)]:
+        mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+        best = np.concatenate([best, queries @ mat.T], axis=1)
+        if best.shape[1] > k:
+            best = -np.partition(-best, k - 1, axis=1)[:, :k]
+    return np.sort(best, axis=1)[:, -k] if best.shape[1] >= k else best.min(axis=1)
+
+
+def vector_recall(
+    mem: Memory, tenant: int, queries: np.ndarray, floors: np.ndarray
+) -> dict[str, Any]:
+    """Recall@10 of ``storage.vector`` (at ``POOL`` rows) against the exact
+    top 10, and its latency. A hit counts when it reaches the exact 10th's
+    similarity, since templated corpora tie."""
+    times, recall = [], []
+    for q, floor in zip(queries, floors, strict=True):
+        took, hits = timed(lambda q=q: mem.storage.vector(tenant, q, POOL))
+        times.append(took)
+        top = [s for _, s in hits[:10]]
+        recall.append(min(1.0, int(sum(s >= floor - 1e-6 for s in top)) / 10))
+    return {
+        "recall_at_10": round(float(np.mean(recall)), 4),
+        "recall_at_10_worst": min(recall),
+        "queries_complete": int(sum(r == 1.0 for r in recall)),
+        "latency_ms": asdict(Dist.of(times)),
+    }
+
+
+def _cold_child(path: str, queries: list[str], user: str, out: Any) -> None:
+    """In a fresh process: open the store, run the first search, then the
+    rest; report the times and the resident set after each step."""
+
+    import psutil
+
+    def rss() -> int:
+        return int(psutil.Process().memory_info().rss)
+
+    embedder_rss = rss()
+    start = time.perf_counter()
+    with Memory(path) as mem:
+        opened = time.perf_counter() - start
+        first, _ = timed(lambda: mem.search(queries[0], user_id=user, k=5))
+        after_first = rss()
+        for q in queries[1:]:
+            mem.search(q, user_id=user, k=5)
+        out.put(
+            {
+                "open_ms": round(opened * 1000, 1),
+                "first_search_ms": round(first * 1000, 1),
+                "open_and_first_search_ms": round((opened + first) * 1000, 1),
+                "rss_before_open_mb": round(embedder_rss / 1e6, 1),
+                "rss_after_first_search_mb": round(after_first / 1e6, 1),
+                "rss_after_all_searches_mb": round(rss() / 1e6, 1),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3, 1),
+                "searches": len(queries),
+            }
+        )
+
+
+def measure_cold(path: Path | str, queries: list[str]) -> dict[str, Any]:
+    """Cold start and resident memory, measured in a new process (this one
+    holds the corpus): opening the store, its first search, and RSS after
+    it and after every query of the run (all to the big tenant's owner
+    of the first batch)."""
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    child = ctx.Process(target=_cold_child, args=(str(path), queries, big_user(0), out))
+    child.start()
+    result = out.get(timeout=3600)
+    child.join()
+    return result
+
+
 def measure_single_adds(mem: Memory, texts: list[str]) -> dict[str, Any]:
     """One ``add(text)`` call per memory: the unbatched worst case."""
     times = [
@@ -1475,6 +1558,10 @@ def run_size(
     )
     copy_store(db, work)
     try:
+        if PG is None:
+            log(f"[{n:,}] cold start and RSS, in a new process")
+            result["cold"] = measure_cold(work, queries)
+            log(f"[{n:,}] {result['cold']}")
         with Memory(work) as mem:
             load_start = wait_quiet(args.quiet_load, args.quiet_timeout, log)
             # Embedding alone, batched as add() does it: its share of ingest.
@@ -1492,6 +1579,15 @@ def run_size(
             )
             if args.profile:
                 profile_hybrid(mem, queries, Path(args.cache_dir) / f"profile-{n}.pstats")
+            if PG is None:
+                log(f"[{n:,}] vector recall@10 against an exact scan")
+                tid = mem.storage.tenant(f"user:{big_user(0)}", False)
+                assert tid is not None
+                qvecs = np.asarray(mem.embedder.embed(queries), dtype=np.float32)
+                result["vector_recall"] = vector_recall(
+                    mem, tid, qvecs, exact_floors(mem, tid, qvecs)
+                )
+                log(f"[{n:,}] recall@10 {result['vector_recall']['recall_at_10']}")
             log(f"[{n:,}] purge")
             result["purge"] = None if args.purges == 0 else {}
             rng = random.Random(args.seed + 2)

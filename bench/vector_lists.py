@@ -31,39 +31,6 @@ from unrecall.recall.embedder import make_embedder
 from unrecall.storage import vector_lists
 
 
-def exact_floors(mem: Memory, tenant: int, queries: np.ndarray, k: int = 10) -> np.ndarray:
-    """Each query's exact ``k``-th similarity over the tenant's stored
-    vectors, in one pass of 100,000 rows at a time."""
-    best = np.full((len(queries), 0), -np.inf, dtype=np.float32)
-    cursor = mem.storage._db.execute(
-        "SELECT embedding FROM memory_vectors WHERE tenant_id = ?", (tenant,)
-    )
-    while blobs := [b for (b,) in cursor.fetchmany(100_000)]:
-        mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
-        best = np.concatenate([best, queries @ mat.T], axis=1)
-        if best.shape[1] > k:
-            best = -np.partition(-best, k - 1, axis=1)[:, :k]
-    return np.sort(best, axis=1)[:, -k] if best.shape[1] >= k else best.min(axis=1)
-
-
-def recall_at_10(
-    mem: Memory, tenant: int, queries: np.ndarray, floors: np.ndarray
-) -> dict[str, Any]:
-    """Recall@10 and latency of ``storage.vector`` at 80 rows."""
-    times, recall = [], []
-    for q, floor in zip(queries, floors, strict=True):
-        took, hits = perf.timed(lambda q=q: mem.storage.vector(tenant, q, perf.POOL))
-        times.append(took)
-        top = [s for _, s in hits[:10]]
-        recall.append(min(1.0, sum(s >= floor - 1e-6 for s in top) / 10))
-    return {
-        "recall_at_10": round(float(np.mean(recall)), 4),
-        "recall_at_10_worst": min(recall),
-        "queries_complete": sum(r == 1.0 for r in recall),
-        "latency_ms": perf.Dist.of(times).__dict__,
-    }
-
-
 def main() -> None:
     """Measure and write the JSON."""
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -81,7 +48,7 @@ def main() -> None:
         lists = mem.storage._lists.centroids(mem.storage._db, tenant)
         size_of = dict(zip(lists.lists.tolist(), lists.sizes.tolist(), strict=True))
         started = time.perf_counter()
-        floors = exact_floors(mem, tenant, queries)
+        floors = perf.exact_floors(mem, tenant, queries)
         exact_s = time.perf_counter() - started
         mem.storage.vector(tenant, queries[0], perf.POOL)  # warm the centroid cache
         by_probe: dict[str, Any] = {}
@@ -92,7 +59,7 @@ def main() -> None:
                 vector_lists.PROBE = probe
                 # rows each query reads
                 rows = [sum(size_of[x] for x in lists.probe(q).tolist()) for q in queries]
-                result = recall_at_10(mem, tenant, queries, floors)
+                result = perf.vector_recall(mem, tenant, queries, floors)
                 result["rows_read_p50"] = int(np.median(rows))
                 by_probe[str(probe)] = result
                 print(probe, json.dumps(result), flush=True)

@@ -52,13 +52,14 @@ class ListIndex:
         self._cache_lock = threading.Lock()
 
     # -- reads ------------------------------------------------------------
-    def centroids(self, db: apsw.Connection, tenant_id: int) -> Centroids:
-        """The tenant's lists as ``db`` sees them: cached per tenant version,
-        except inside a write transaction, whose rows may yet roll back."""
+    def centroids(self, db: apsw.Connection, tenant_id: int, cached: bool = False) -> Centroids:
+        """The tenant's lists as ``db`` sees them. With ``cached`` (a read
+        outside any write transaction, whose rows may yet roll back) they
+        are kept per tenant version, and a later read of the same version
+        takes them from memory."""
         row = db.execute("SELECT version FROM tenants WHERE id = ?", (tenant_id,)).fetchone()
         version = -1 if row is None else int(row[0])
-        writing = db.in_transaction and not db.readonly("main")
-        if not writing:
+        if cached:
             with self._cache_lock:
                 hit = self._cache.get(tenant_id)
             if hit is not None and hit.version == version:
@@ -70,7 +71,7 @@ class ListIndex:
                 "SELECT list, size, centroid FROM vector_lists WHERE tenant_id = ?", (tenant_id,)
             ).fetchall(),
         )
-        if not writing:
+        if cached:
             with self._cache_lock:
                 self._cache[tenant_id] = found
         return found
@@ -84,8 +85,9 @@ class ListIndex:
         if limit <= 0:
             return []
         query = np.ascontiguousarray(query, dtype=np.float32)
+        cached = not db.in_transaction
         with db:  # one read snapshot: the version, the centroids and the chunks agree
-            lists = self.centroids(db, tenant_id).probe(query)
+            lists = self.centroids(db, tenant_id, cached).probe(query)
             if len(lists) == 0:
                 return []
             rows = Rows.concat(
