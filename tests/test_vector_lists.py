@@ -235,18 +235,31 @@ def test_two_connections_keep_the_lists_equal_to_the_table(ops: list) -> None:  
                     assert got == active
 
 
-def test_a_search_reuses_the_centroids_until_the_tenant_changes(tmp_path: Path) -> None:
+def test_a_search_reuses_the_centroids_until_the_lists_change(tmp_path: Path) -> None:
     # Reading every centroid of a tenant of a million memories takes ~40 ms:
-    # a search outside a transaction keeps them per tenant version.
-    with Memory(tmp_path / "c.db", embedder="hashing") as mem:
+    # a search keeps them per tenant version, an add that only appends to
+    # lists carries them to the new version, and a purge (which rewrites a
+    # list) or another connection's commit makes the next search read them.
+    path = tmp_path / "c.db"
+    with Memory(path, embedder="hashing") as mem, Memory(path, embedder="hashing") as other:
         mem.add("the harbour crane is red", user_id="u")
         tid = mem.storage.tenant("user:u", False)
+        cache = mem.storage._lists._cache
         mem.search("crane", user_id="u")
-        first = mem.storage._lists._cache[tid]
+        first = cache[tid]
         assert first.version == mem.storage.tenant_version(tid)
         mem.search("harbour", user_id="u")
-        assert mem.storage._lists._cache[tid] is first
-        mem.add("the harbour crane is blue", user_id="u")
+        assert cache[tid] is first
+        gone = mem.add("the harbour crane is blue", user_id="u").ids[0]
+        assert cache[tid] is first and first.version == mem.storage.tenant_version(tid)
+        mem.purge(gone, user_id="u")
+        assert tid not in cache
         mem.search("crane", user_id="u")
-        assert mem.storage._lists._cache[tid].version == mem.storage.tenant_version(tid)
-        assert mem.storage._lists._cache[tid] is not first
+        second = cache[tid]
+        other.add("the harbour crane is green", user_id="u")
+        assert [h.text for h in mem.search("green crane", user_id="u", k=1)] == [
+            "the harbour crane is green"
+        ]
+        assert cache[tid] is not second
+        assert cache[tid].version == mem.storage.tenant_version(tid)
+        check_lists(mem.storage)

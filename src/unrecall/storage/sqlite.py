@@ -475,12 +475,18 @@ class SQLiteStorage:
                     f"UPDATE tenants SET version = version + 1 WHERE id IN {_IDS}",
                     (_ids(touched),),
                 )
+            versions = dict(
+                self._db.execute(
+                    f"SELECT id, version FROM tenants WHERE id IN {_IDS}", (_ids(touched),)
+                ).fetchall()
+            )
             self._db.execute("COMMIT")
         except apsw.Error as exc:
             self._rollback(True)
             raise StoreError(
                 f"the commit failed ({type(exc).__name__}); nothing was written"
             ) from None
+        self._lists.committed(versions)
         if self._erase_due:
             self._checkpoint(0.05)  # a forget's checkpoint that readers held up
 
@@ -492,6 +498,7 @@ class SQLiteStorage:
         self._fresh.clear()  # made inside and rolled back, or flushed: look them up
         if outer:
             self._touched.clear()
+            self._lists.rolled_back()
         self._term_cache.clear()  # lexicon rows made inside are rolled back
         if not outer:
             self._db.execute(f"ROLLBACK TO sp{self._depth}")

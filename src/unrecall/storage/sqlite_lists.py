@@ -50,6 +50,9 @@ class ListIndex:
         self._write_many = write_many
         self._cache: dict[int, Centroids] = {}
         self._cache_lock = threading.Lock()
+        # tenants whose set of lists the open transaction changed (a list
+        # made, split or emptied): their cached centroids no longer serve
+        self._relisted: set[int] = set()
 
     # -- reads ------------------------------------------------------------
     def centroids(self, db: apsw.Connection, tenant_id: int, cached: bool = False) -> Centroids:
@@ -120,13 +123,47 @@ class ListIndex:
         with self._cache_lock:
             self._cache.pop(tenant_id, None)
 
+    def committed(self, versions: dict[int, int]) -> None:
+        """After a commit that moved these tenants to these versions: a
+        tenant whose lists this transaction only appended to keeps its
+        cached centroids (their means lag a little, which only orders the
+        probe), so that a search after each write need not read them all
+        again. Another process's commit still means a reload."""
+        with self._cache_lock:
+            for tenant_id, version in versions.items():
+                hit = self._cache.get(tenant_id)
+                if hit is None:
+                    continue
+                if tenant_id in self._relisted or hit.version != version - 1:
+                    del self._cache[tenant_id]
+                else:
+                    hit.version = version
+        self._relisted.clear()
+
+    def rolled_back(self) -> None:
+        """The open transaction is gone, and with it its changes to lists."""
+        self._relisted.clear()
+
+    def _for_writing(self, db: apsw.Connection, tenant_id: int) -> Centroids:
+        """The lists to put new vectors in: the cached centroids while this
+        transaction has not changed the tenant's set of lists and no one
+        else has committed since they were read, else read afresh."""
+        if tenant_id not in self._relisted:
+            row = db.execute("SELECT version FROM tenants WHERE id = ?", (tenant_id,)).fetchone()
+            with self._cache_lock:
+                hit = self._cache.get(tenant_id)
+            if hit is not None and row is not None and hit.version == row[0]:
+                return hit
+        return self.centroids(db, tenant_id)
+
     # -- writes (inside the store's transaction) ---------------------------
     def add(self, db: apsw.Connection, tenant_id: int, ids: np.ndarray, vecs: np.ndarray) -> None:
         """List vectors whose ``memory_vectors`` rows are in already: each
         joins the list of the nearest centroid (a tenant's first makes
         list 0), and a list grown past ``SPLIT_AT`` is split."""
-        cents = self.centroids(db, tenant_id)
+        cents = self._for_writing(db, tenant_id)
         if len(cents.lists) == 0:
+            self._relisted.add(tenant_id)
             self._write(
                 "INSERT INTO vector_lists(tenant_id, list, size, centroid) VALUES (?, 0, 0, ?)",
                 (tenant_id, np.zeros(self.dim, np.float32).tobytes()),
@@ -199,6 +236,7 @@ class ListIndex:
     def _relist(self, tenant_id: int, list_id: int, rows: Rows) -> None:
         """Write a list anew from its members: chunks packed, size and
         centroid derived from them alone (or the list gone when empty)."""
+        self._relisted.add(tenant_id)
         self._write(
             "DELETE FROM vector_chunks WHERE tenant_id = ? AND list = ?", (tenant_id, list_id)
         )
