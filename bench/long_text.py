@@ -288,9 +288,9 @@ def child(chars: int, embedder: str, workdir: Path) -> None:
     text = journal(chars)
     limit = max(chars, 32_000)
     db, snap = workdir / "a.db", workdir / "b.db"
-    from unrecall.storage.vector_cache import _int8_scan
+    from unrecall.storage.vector_lists import int8_scan
 
-    _int8_scan()  # a one-time import (onnx, ~0.8 s) on the first large vector scan
+    int8_scan()  # a one-time import (onnx, ~0.8 s) on the first large vector scan
     with Memory(db, embedder=embedder, max_text_chars=limit) as mem:
         mem.search("warm up", user_id="warm")  # model load is not the text's cost
         report = _timed(

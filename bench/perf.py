@@ -1035,7 +1035,7 @@ def measure_recall(
     """Latency of public ``search`` in both modes, and its parts."""
     out: dict[str, Any] = {}
     cold, _ = timed(lambda: mem.search(queries[0], user_id=big_user(0), k=5))
-    out["cold_first_query_ms"] = round(cold * 1000, 2)  # builds the vector cache
+    out["cold_first_query_ms"] = round(cold * 1000, 2)
     for j, q in enumerate(queries[:warmup]):
         mem.search(q, user_id=big_user(j), k=5)
         mem.search(q, user_id=big_user(j), k=5, mode="lexical")
@@ -1373,7 +1373,7 @@ def render(report: dict[str, Any]) -> str:
             lambda r: _fmt_dist(r["recall"]["small_tenant_hybrid"]),
         ),
         row(
-            "first query after open (SQLite: builds the vector cache), ms",
+            "first query after open, ms",
             lambda r: f"{r['recall']['cold_first_query_ms']:.0f}",
         ),
         row("**purge by id**, ms", lambda r: _purge_cell(r, "by_id")),

@@ -1,5 +1,5 @@
 """Atomicity: an operation that fails midway leaves nothing of itself behind,
-in the file or in the in-process vector cache, and the store keeps working."""
+in the file or in the centroids a search keeps, and the store keeps working."""
 
 from __future__ import annotations
 
@@ -58,8 +58,8 @@ def observed(mem: Memory) -> dict[str, Any]:
 
 
 def assert_consistent_with_disk(mem: Memory) -> None:
-    """The live store (with its vector cache) answers exactly like a freshly
-    opened one, whose cache is loaded from the vector rows on disk."""
+    """The live store (with its cached centroids) answers exactly like a
+    freshly opened one, which reads them from disk."""
     queries = ["alpha enjoys", "tea", "mountain hiking", "bay", "sailing", "gamma"]
     live = {(u, q): mem.search(q, user_id=u, k=10) for u in ("u", "v") for q in queries}
     with Memory(location(mem), embedder="hashing") as fresh:
@@ -112,7 +112,7 @@ def test_failed_first_add_leaves_no_tenant(store: Memory, monkeypatch: pytest.Mo
 def test_index_failing_on_second_row_rolls_back_and_cache_stays_true(
     store: Memory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # warm the per-tenant vector cache so a rollback must repair it
+    # cache the tenant's centroids, so a rollback must leave them true
     assert store.search("alpha enjoys", user_id="u")
     before = observed(store)
     first = token()
@@ -128,7 +128,7 @@ def test_index_failing_on_second_row_rolls_back_and_cache_stays_true(
         )
     monkeypatch.undo()
     assert observed(store) == before
-    # the first row was written to both indexes and the cache before the
+    # the first row was written to both indexes before the
     # failure; none of it may come back
     for mode in ("hybrid", "lexical"):
         texts = [h.text for h in store.search(f"{first} rowing", user_id="u", k=10, mode=mode)]
@@ -141,8 +141,8 @@ def test_index_failing_on_second_row_rolls_back_and_cache_stays_true(
 
 
 def test_rollback_drops_vectors_seen_inside_the_transaction(store: Memory) -> None:
-    # the tenant's vector cache is cold: the search inside the transaction
-    # builds it from vector rows that include the uncommitted memory
+    # the search inside the transaction reads lists that hold the
+    # uncommitted memory; none of it may outlive the rollback
     with pytest.raises(Boom), store.storage.transaction():
         store.add("alpha enjoys gamma rays", user_id="u")
         hits = store.search("gamma rays", user_id="u")
