@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import apsw
@@ -53,6 +54,9 @@ class ListIndex:
         # tenants whose set of lists the open transaction changed (a list
         # made, split or emptied): their cached centroids no longer serve
         self._relisted: set[int] = set()
+        # lists the open transaction wrote anew, by tenant: their new means,
+        # for the cached centroids at commit (no old mean outlives a member)
+        self._recentred: dict[int, dict[int, np.ndarray]] = {}
 
     # -- reads ------------------------------------------------------------
     def centroids(self, db: apsw.Connection, tenant_id: int, cached: bool = False) -> Centroids:
@@ -125,36 +129,39 @@ class ListIndex:
 
     def committed(self, versions: dict[int, int]) -> None:
         """After a commit that moved these tenants to these versions: a
-        tenant whose lists this transaction only appended to keeps its
-        cached centroids (their means lag a little, which only orders the
+        tenant whose set of lists this transaction left as it was keeps its
+        cached centroids, with the lists it wrote anew recentred (the
+        others' means lag a little behind appends, which only orders the
         probe), so that a search after each write need not read them all
         again. Another process's commit still means a reload."""
         with self._cache_lock:
             for tenant_id, version in versions.items():
-                hit = self._cache.get(tenant_id)
-                if hit is None:
+                hit = self._cache.pop(tenant_id, None)
+                if hit is None or tenant_id in self._relisted or hit.version != version - 1:
                     continue
-                if tenant_id in self._relisted or hit.version != version - 1:
-                    del self._cache[tenant_id]
-                else:
-                    hit.version = version
-        self._relisted.clear()
+                units = hit.units
+                moved = self._recentred.get(tenant_id, {})
+                if moved:
+                    units = units.copy()  # a search may be reading the old array
+                    at = {int(x): i for i, x in enumerate(hit.lists.tolist())}
+                    for list_id, centre in moved.items():
+                        units[at[list_id]] = centre / max(float(np.linalg.norm(centre)), 1e-12)
+                self._cache[tenant_id] = replace(hit, version=version, units=units)
+        self.rolled_back()
 
     def rolled_back(self) -> None:
         """The open transaction is gone, and with it its changes to lists."""
         self._relisted.clear()
+        self._recentred.clear()
 
     def _for_writing(self, db: apsw.Connection, tenant_id: int) -> Centroids:
         """The lists to put new vectors in: the cached centroids while this
         transaction has not changed the tenant's set of lists and no one
         else has committed since they were read, else read afresh."""
-        if tenant_id not in self._relisted:
-            row = db.execute("SELECT version FROM tenants WHERE id = ?", (tenant_id,)).fetchone()
-            with self._cache_lock:
-                hit = self._cache.get(tenant_id)
-            if hit is not None and row is not None and hit.version == row[0]:
-                return hit
-        return self.centroids(db, tenant_id)
+        # Holding the write lock, no one else commits: until this
+        # transaction changes the tenant's set of lists, what it reads is
+        # the committed set (its appends only move means), and is cached.
+        return self.centroids(db, tenant_id, cached=tenant_id not in self._relisted)
 
     # -- writes (inside the store's transaction) ---------------------------
     def add(self, db: apsw.Connection, tenant_id: int, ids: np.ndarray, vecs: np.ndarray) -> None:
@@ -236,21 +243,23 @@ class ListIndex:
     def _relist(self, tenant_id: int, list_id: int, rows: Rows) -> None:
         """Write a list anew from its members: chunks packed, size and
         centroid derived from them alone (or the list gone when empty)."""
-        self._relisted.add(tenant_id)
         self._write(
             "DELETE FROM vector_chunks WHERE tenant_id = ? AND list = ?", (tenant_id, list_id)
         )
         if len(rows) == 0:
+            self._relisted.add(tenant_id)
             self._write(
                 "DELETE FROM vector_lists WHERE tenant_id = ? AND list = ?", (tenant_id, list_id)
             )
             return
         self._put_chunks(tenant_id, list_id, 0, rows)
+        centre = mean(rows)
         self._write(
             "INSERT OR REPLACE INTO vector_lists(tenant_id, list, size, centroid)"
             " VALUES (?, ?, ?, ?)",
-            (tenant_id, list_id, len(rows), mean(rows).tobytes()),
+            (tenant_id, list_id, len(rows), centre.tobytes()),
         )
+        self._recentred.setdefault(tenant_id, {})[list_id] = centre
 
     def _split(self, db: apsw.Connection, tenant_id: int, list_id: int) -> None:
         rows = self._members(db, tenant_id, list_id)
@@ -262,6 +271,7 @@ class ListIndex:
             ).fetchone()[0]
         )
         keep, move = rows.take(np.flatnonzero(~side)), rows.take(np.flatnonzero(side))
+        self._relisted.add(tenant_id)  # a new list
         self._relist(tenant_id, list_id, keep)
         self._relist(tenant_id, new_id, move)
         self._write(
