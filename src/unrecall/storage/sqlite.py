@@ -403,6 +403,7 @@ class SQLiteStorage:
             "SELECT tenant_id, id, embedding FROM memory_vectors ORDER BY tenant_id, id"
         )
         for tenant_id, group in itertools.groupby(rows, key=lambda r: r[0]):
+            self._touched.add(tenant_id)  # its version moves: no cached centroids serve
             while batch := list(itertools.islice(group, _STREAM_BATCH)):
                 ids = np.array([r[1] for r in batch], dtype=np.int64)
                 vecs = np.frombuffer(b"".join(r[2] for r in batch), dtype=np.float32)

@@ -120,10 +120,11 @@ class ListIndex:
             len(found), self.dim
         )
         sims = mat @ query
-        top = np.argsort(-sims, kind="stable")[:limit]
+        top = np.lexsort((ids, -sims))[:limit]  # ties by id, whatever order rows came in
         return [(int(ids[i]), float(sims[i])) for i in top]
 
     def forget_cache(self, tenant_id: int) -> None:
+        """Drop a tenant's cached centroids (the tenant is gone)."""
         with self._cache_lock:
             self._cache.pop(tenant_id, None)
 
@@ -135,6 +136,8 @@ class ListIndex:
         probe), so that a search after each write need not read them all
         again. Another process's commit still means a reload."""
         with self._cache_lock:
+            for tenant_id in self._relisted:
+                self._cache.pop(tenant_id, None)
             for tenant_id, version in versions.items():
                 hit = self._cache.pop(tenant_id, None)
                 if hit is None or tenant_id in self._relisted or hit.version != version - 1:
