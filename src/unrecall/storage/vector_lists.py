@@ -9,7 +9,7 @@ float32 rescore of the rows that can still reach the top (``Int8Scan``).
 Why lists, and why in the store's own b-trees (issue #17): a forgotten
 memory's vector must leave the index file, not be marked deleted.
 usearch keeps a removed vector's bytes in the file it saves, and faiss's
-HNSW cannot remove at all (``bench/ann_libraries.py --erasure``). A list
+HNSW cannot remove at all (``bench/ann_libraries.py``). A list
 is rows of a plain table, rewritten without the vector when it goes, so
 ``secure_delete`` zeroes it at commit like any other row, and the
 forensic scan and the attacker check it with the rest of the file.
@@ -33,7 +33,7 @@ CHUNK = 64  # vectors per stored chunk row (24 KB of codes at 384 dimensions)
 SPLIT_AT = 512  # a list with more members than this is split in two
 # Lists a search of a large tenant reads: on 1.55M MiniLM vectors of the
 # perf corpus, recall@10 against an exact scan is 0.97 at 16, 0.98 at 32
-# and 0.99 at 64, and the search reads ~0.5 us a row (bench/vector_lists.py,
+# and 0.99 at 64, and the search reads ~0.5-1 us a row (bench/vector_lists.py,
 # docs/benchmarks.md, issue #17).
 PROBE = 32
 # A tenant of up to this many vectors is read whole, so its search is exact:
