@@ -54,7 +54,7 @@ from unrecall.errors import StoreBusy, StoreError
 from unrecall.storage import postings
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
-from unrecall.storage.sqlite_lists import ListIndex
+from unrecall.storage.sqlite_lists import _IDS, ListIndex, _ids
 
 _MEMORY_COLS = (
     "m.id, m.uid, m.tenant_id, m.agent_id, m.run_id, m.text, m.kind, m.state, m.created_at,"
@@ -62,10 +62,7 @@ _MEMORY_COLS = (
     " WHERE s.id = m.superseded_by)"
 )
 _TURN_COLS = "id, uid, tenant_id, role, text, session_id, at, metadata"
-# A list of ids is bound as one JSON array, so no statement ever needs more
-# than a handful of variables (SQLite allows 32,766): a tenant of any size
-# can be read, exported and erased.
-_IDS = "(SELECT value FROM json_each(?))"
+
 
 _KIND = {"m": "memory", "t": "turn"}  # a postings kind's table prefix
 # Postings an open transaction buffers before it writes them into blocks
@@ -98,10 +95,6 @@ def _doc_row(doc: int, rows: list[tuple[int, int, int]]) -> tuple[int, int, byte
     """A document's row of schema v6 from its (doc, length, term) rows of v5,
     by term: its length (the same in each) and its term ids, packed."""
     return doc, rows[0][1], np.asarray([r[2] for r in rows], dtype="<i8").tobytes()
-
-
-def _ids(ids: Sequence[Any]) -> str:
-    return json.dumps(list(ids))
 
 
 # Tables every unrecall store has had since schema v1.
@@ -471,15 +464,15 @@ class SQLiteStorage:
     def _commit(self) -> None:
         touched, self._touched = sorted(self._touched), set()
         try:
-            if touched:
-                self._db.execute(
-                    f"UPDATE tenants SET version = version + 1 WHERE id IN {_IDS}",
-                    (_ids(touched),),
-                )
+            # the versions the commit moves to, for the cached centroids
             versions = dict(
                 self._db.execute(
-                    f"SELECT id, version FROM tenants WHERE id IN {_IDS}", (_ids(touched),)
+                    f"UPDATE tenants SET version = version + 1 WHERE id IN {_IDS}"
+                    " RETURNING id, version",
+                    (_ids(touched),),
                 ).fetchall()
+                if touched
+                else ()
             )
             self._db.execute("COMMIT")
         except apsw.Error as exc:

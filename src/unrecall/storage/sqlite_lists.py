@@ -11,6 +11,7 @@ other processes' commits without a log of its own.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -29,11 +30,15 @@ from unrecall.storage.vector_lists import (
     mean,
 )
 
+# A list of ids is bound as one JSON array, so no statement ever needs more
+# than a handful of variables (SQLite allows 32,766): a tenant of any size
+# can be read, exported and erased.
 _IDS = "(SELECT value FROM json_each(?))"
 
 
-def _ids(ids: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(i)) for i in ids) + "]"
+def _ids(values: Sequence[Any]) -> str:
+    """A list of ids (or other JSON values) bound as one argument for ``_IDS``."""
+    return json.dumps(list(values))
 
 
 class ListIndex:
