@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from unrecall import Memory
 from unrecall.storage import sqlite_lists, vector_lists
-from unrecall.storage.vector_lists import Centroids, Rows, halves, int8_scan
+from unrecall.storage.vector_lists import Centroids, Rows, halves, int8_scan, products
 
 DIM = 384
 pytestmark = pytest.mark.sqlite_only("about the SQLite store's vector lists")
@@ -45,10 +45,41 @@ def test_the_int8_pass_keeps_the_exact_top_k(seed: int) -> None:
     rng = np.random.default_rng(seed + 10)
     for q in unit(mat[rng.integers(1, len(mat), 20)] + 0.2 * rng.standard_normal((20, DIM))):
         for k in (1, 5, 20, 80):
-            cand = int8_scan().candidates(rows, q, k)
+            cand, bound = int8_scan().candidates(rows, q, k)
             assert set(exact_top(mat, q, k).tolist()) <= set(cand.tolist())
+            # each bound holds, and the rescore reads them highest first
+            assert (mat[cand] @ q <= bound).all()
+            assert (np.diff(bound) <= 0).all()
             if k <= 20:  # the float32 rescore stays small
                 assert len(cand) < len(mat) // 5
+
+
+def test_products_are_numpys_on_one_thread() -> None:
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal((300, DIM)), rng.standard_normal((DIM, 3))
+    assert np.allclose(products(a, b), a @ b, atol=1e-4)
+    assert np.allclose(products(a, b[:, 0]), a @ b[:, 0], atol=1e-4)
+    assert products(a[:0], b).shape == (0, 3)
+
+
+def test_the_rescore_stops_at_the_first_bound_below_its_kth_product(tmp_path: Path) -> None:
+    with Memory(tmp_path / "r.db", embedder="hashing") as mem:
+        _fill(mem, "u", _facts(300, "r"))
+        st_ = mem.storage
+        table = st_._rows("SELECT id, embedding FROM memory_vectors", ())
+        ids = np.array([r[0] for r in table])
+        mat = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in table])
+        q = mem.embedder.embed(["heron kettle 7"])[0]
+        sims = mat @ q
+        order = np.argsort(-sims, kind="stable")
+        for slack, reads_all in ((0.01, False), (10.0, True)):
+            # valid bounds, highest first: each true product plus a slack
+            got_ids, got_sims = st_._lists._rescore(
+                st_._db, ids[order], sims[order] + slack, q, 5
+            )
+            assert (len(got_ids) == len(ids)) is reads_all
+            top = np.lexsort((got_ids, -got_sims))[:5]
+            assert got_ids[top].tolist() == ids[np.lexsort((ids, -sims))[:5]].tolist()
 
 
 def test_halves_cut_a_list_of_alike_members_too() -> None:

@@ -28,12 +28,15 @@ from unrecall.storage.vector_lists import (
     halves,
     int8_scan,
     mean,
+    products,
 )
 
 # A list of ids is bound as one JSON array, so no statement ever needs more
 # than a handful of variables (SQLite allows 32,766): a tenant of any size
 # can be read, exported and erased.
 _IDS = "(SELECT value FROM json_each(?))"
+# Float32 rows a rescore reads at least at a time: twice the limit, or this
+RESCORE_BATCH = 64
 
 
 def _ids(values: Sequence[Any]) -> str:
@@ -115,18 +118,42 @@ class ListIndex:
             )
             if len(rows) == 0:
                 return []
-            wanted = rows.ids[int8_scan().candidates(rows, query, limit)]
-            found = db.execute(
-                f"SELECT id, embedding FROM memory_vectors WHERE id IN {_IDS}",
-                (_ids(wanted.tolist()),),
-            ).fetchall()
-        ids = np.array([r[0] for r in found], dtype=np.int64)
-        mat = np.frombuffer(b"".join(r[1] for r in found), dtype=np.float32).reshape(
-            len(found), self.dim
-        )
-        sims = mat @ query
+            order, bound = int8_scan().candidates(rows, query, limit)
+            ids, sims = self._rescore(db, rows.ids[order], bound, query, limit)
         top = np.lexsort((ids, -sims))[:limit]  # ties by id, whatever order rows came in
         return [(int(ids[i]), float(sims[i])) for i in top]
+
+    def _rescore(
+        self,
+        db: apsw.Connection,
+        wanted: np.ndarray,
+        bound: np.ndarray,
+        query: np.ndarray,
+        limit: int,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Float32 products of the ``wanted`` rows (highest ``bound`` first),
+        read in batches until the next row's bound is below the ``limit``-th
+        product found: a row's true product never exceeds its bound, so the
+        rest cannot enter the top (ties at the edge are read). Among near
+        duplicates the bounds overlap widely, and most of them need no read."""
+        ids: list[np.ndarray] = []
+        sims: list[np.ndarray] = []
+        at, step = 0, max(2 * limit, RESCORE_BATCH)
+        while at < len(wanted):
+            found = db.execute(
+                f"SELECT id, embedding FROM memory_vectors WHERE id IN {_IDS}",
+                (_ids(wanted[at : at + step].tolist()),),
+            ).fetchall()
+            at += step
+            ids.append(np.array([r[0] for r in found], dtype=np.int64))
+            mat = np.frombuffer(b"".join(r[1] for r in found), dtype=np.float32)
+            sims.append(products(mat.reshape(len(found), self.dim), query))
+            have = np.concatenate(sims)
+            if at < len(wanted) and len(have) >= limit:
+                kth = np.partition(have, len(have) - limit)[len(have) - limit]
+                if bound[at] < kth:
+                    break
+        return np.concatenate(ids), np.concatenate(sims)
 
     def forget_cache(self, tenant_id: int) -> None:
         """Drop a tenant's cached centroids (the tenant is gone)."""

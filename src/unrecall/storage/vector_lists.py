@@ -123,12 +123,12 @@ def halves(rows: Rows, iters: int = 8) -> np.ndarray:
     vecs = vecs / np.where(norms > 0, norms, 1.0)
     # seeds: the member farthest from the mean, and the one farthest from it
     centre = vecs.mean(axis=0)
-    a = vecs[int(np.argmin(vecs @ centre))]
-    b = vecs[int(np.argmin(vecs @ a))]
+    a = vecs[int(np.argmin(products(vecs, centre)))]
+    b = vecs[int(np.argmin(products(vecs, a)))]
     seeds = np.stack([a, b])
     side = np.zeros(len(vecs), dtype=bool)
     for _ in range(iters):
-        sims = vecs @ seeds.T
+        sims = products(vecs, seeds.T)
         side = sims[:, 1] > sims[:, 0]
         if side.all() or not side.any():
             break
@@ -158,10 +158,15 @@ class Int8Scan:
     def __init__(self, session: Any) -> None:
         self._session = session
 
-    def candidates(self, rows: Rows, query: np.ndarray, limit: int) -> np.ndarray:
-        """Positions in ``rows`` that may be in the true top ``limit``."""
+    def candidates(
+        self, rows: Rows, query: np.ndarray, limit: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Positions in ``rows`` that may be in the true top ``limit``, and
+        the bound on each one's true product, highest bound first: a
+        rescore may stop at the first bound below its ``limit``-th true
+        product."""
         if len(rows) <= limit:
-            return np.arange(len(rows))
+            return np.arange(len(rows)), np.full(len(rows), np.inf, dtype=np.float32)
         x = query.astype(np.float64)
         peak = float(np.abs(x).max())
         t = peak / 127.0 if peak > 0 else 1.0
@@ -181,33 +186,75 @@ class Int8Scan:
         err = rows.meta[1] * np.float32(e_norm) + rows.meta[2] * np.float32(x_norm) + self.SLACK
         low = est - err
         kth = np.partition(low, len(low) - limit)[len(low) - limit]
-        return np.flatnonzero(est + err >= kth)
+        high = est + err
+        kept = np.flatnonzero(high >= kth)
+        kept = kept[np.argsort(-high[kept], kind="stable")]
+        return kept, high[kept]
 
 
-@cache
-def int8_scan() -> Int8Scan:
-    """The one-node onnxruntime graph ``MatMulInteger(A - 128, B)``."""
+def _one_node(op: str, inputs: list[tuple[str, int, list[Any]]], out: int) -> Any:
+    """An onnxruntime session of the one node ``op`` (inputs ``A``, ``B``
+    ..., output ``Y`` of rank 2), on the calling thread alone."""
     import onnxruntime as ort
-    from onnx import TensorProto, helper
+    from onnx import helper
 
     graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["A", "B", "Z"], ["Y"])],
-        "int8_scan",
-        [
-            helper.make_tensor_value_info("A", TensorProto.UINT8, ["n", None]),
-            helper.make_tensor_value_info("B", TensorProto.INT8, [None, 1]),
-            helper.make_tensor_value_info("Z", TensorProto.UINT8, []),
-        ],
-        [helper.make_tensor_value_info("Y", TensorProto.INT32, ["n", 1])],
+        [helper.make_node(op, [name for name, _, _ in inputs], ["Y"])],
+        op,
+        [helper.make_tensor_value_info(name, kind, shape) for name, kind, shape in inputs],
+        [helper.make_tensor_value_info("Y", out, ["n", None])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
-    session = ort.InferenceSession(
-        model.SerializeToString(), opts, providers=["CPUExecutionProvider"]
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+
+
+@cache
+def int8_scan() -> Int8Scan:
+    """The one-node onnxruntime graph ``MatMulInteger(A - 128, B)``."""
+    from onnx import TensorProto
+
+    return Int8Scan(
+        _one_node(
+            "MatMulInteger",
+            [
+                ("A", TensorProto.UINT8, ["n", None]),
+                ("B", TensorProto.INT8, [None, 1]),
+                ("Z", TensorProto.UINT8, []),
+            ],
+            TensorProto.INT32,
+        )
     )
-    return Int8Scan(session)
+
+
+@cache
+def _matmul() -> Any:
+    from onnx import TensorProto
+
+    return _one_node(
+        "MatMul",
+        [("A", TensorProto.FLOAT, ["n", None]), ("B", TensorProto.FLOAT, [None, None])],
+        TensorProto.FLOAT,
+    )
+
+
+def products(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` in float32 (``a`` of rank 2, ``b`` of rank 1 or 2), on the
+    calling thread alone. NumPy's BLAS would run a product this size on
+    both cores and then keep its worker spinning, which on a 2-core machine
+    stalls the BM25 read running beside the vector read: hybrid p50 at a
+    million memories went from 27 to 19 ms without it (docs/benchmarks.md,
+    issue #17)."""
+    rows = np.ascontiguousarray(a, dtype=np.float32)
+    cols = np.ascontiguousarray(b.reshape(len(b), -1), dtype=np.float32)
+    if len(rows) == 0 or cols.shape[1] == 0:
+        out = np.zeros((len(rows), cols.shape[1]), dtype=np.float32)
+    else:
+        out = _matmul().run(None, {"A": rows, "B": cols})[0]
+    return out[:, 0] if b.ndim == 1 else out
 
 
 @dataclass
@@ -235,12 +282,12 @@ class Centroids:
 
     def nearest(self, vecs: np.ndarray) -> np.ndarray:
         """The list id nearest each of ``vecs``."""
-        return self.lists[np.argmax(np.asarray(vecs, dtype=np.float32) @ self.units.T, axis=1)]
+        return self.lists[np.argmax(products(vecs, self.units.T), axis=1)]
 
     def probe(self, query: np.ndarray) -> np.ndarray:
         """The lists a search reads: all of a small tenant's, else the
         ``PROBE`` nearest the query."""
         if self.sizes.sum() <= EXACT_UP_TO or len(self.lists) <= PROBE:
             return self.lists
-        sims = self.units @ np.asarray(query, dtype=np.float32)
+        sims = products(self.units, np.asarray(query))
         return self.lists[np.argpartition(-sims, PROBE - 1)[:PROBE]]
