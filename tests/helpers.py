@@ -162,7 +162,7 @@ def check_lists(storage: Any, split_at: int | None = None, chunk: int | None = N
     for tid, lst, ids, codes, meta in storage._rows(
         "SELECT tenant_id, list, ids, codes, meta FROM vector_chunks ORDER BY chunk"
     ):
-        rows = vector_lists.Rows.decode(dim, bytes(ids), bytes(codes), bytes(meta))
+        rows = vector_lists.Rows.stored(dim, [(bytes(ids), bytes(codes), bytes(meta))])
         assert 0 < len(rows) <= chunk
         members.setdefault((tid, lst), []).append(rows)
     seen: set[int] = set()

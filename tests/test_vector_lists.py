@@ -74,9 +74,7 @@ def test_the_rescore_stops_at_the_first_bound_below_its_kth_product(tmp_path: Pa
         order = np.argsort(-sims, kind="stable")
         for slack, reads_all in ((0.01, False), (10.0, True)):
             # valid bounds, highest first: each true product plus a slack
-            got_ids, got_sims = st_._lists._rescore(
-                st_._db, ids[order], sims[order] + slack, q, 5
-            )
+            got_ids, got_sims = st_._lists._rescore(st_._db, ids[order], sims[order] + slack, q, 5)
             assert (len(got_ids) == len(ids)) is reads_all
             top = np.lexsort((got_ids, -got_sims))[:5]
             assert got_ids[top].tolist() == ids[np.lexsort((ids, -sims))[:5]].tolist()

@@ -105,16 +105,13 @@ class ListIndex:
             lists = self.centroids(db, tenant_id, cached).probe(query)
             if len(lists) == 0:
                 return []
-            rows = Rows.concat(
+            rows = Rows.stored(
                 self.dim,
-                [
-                    Rows.decode(self.dim, *r)
-                    for r in db.execute(
-                        "SELECT ids, codes, meta FROM vector_chunks"
-                        f" WHERE tenant_id = ? AND list IN {_IDS}",
-                        (tenant_id, _ids(lists.tolist())),
-                    )
-                ],
+                db.execute(
+                    "SELECT ids, codes, meta FROM vector_chunks"
+                    f" WHERE tenant_id = ? AND list IN {_IDS}",
+                    (tenant_id, _ids(lists.tolist())),
+                ).fetchall(),
             )
             if len(rows) == 0:
                 return []
@@ -230,7 +227,7 @@ class ListIndex:
         rows, first = new, 0
         if last is not None and len(last[1]) // 8 < CHUNK:
             # the last chunk fills up first: it is written again with the new rows
-            rows, first = Rows.concat(self.dim, [Rows.decode(self.dim, *last[1:]), new]), last[0]
+            rows, first = Rows.concat(self.dim, [Rows.stored(self.dim, [last[1:]]), new]), last[0]
             self._write(
                 "DELETE FROM vector_chunks WHERE tenant_id = ? AND list = ? AND chunk = ?",
                 (tenant_id, list_id, first),
@@ -263,16 +260,13 @@ class ListIndex:
         )
 
     def _members(self, db: apsw.Connection, tenant_id: int, list_id: int) -> Rows:
-        return Rows.concat(
+        return Rows.stored(
             self.dim,
-            [
-                Rows.decode(self.dim, *r)
-                for r in db.execute(
-                    "SELECT ids, codes, meta FROM vector_chunks WHERE tenant_id = ? AND list = ?"
-                    " ORDER BY chunk",
-                    (tenant_id, list_id),
-                )
-            ],
+            db.execute(
+                "SELECT ids, codes, meta FROM vector_chunks WHERE tenant_id = ? AND list = ?"
+                " ORDER BY chunk",
+                (tenant_id, list_id),
+            ).fetchall(),
         )
 
     def _relist(self, tenant_id: int, list_id: int, rows: Rows) -> None:

@@ -23,6 +23,7 @@ leaves, so no centroid keeps a trace of a forgotten vector.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -77,13 +78,19 @@ class Rows:
         return cls(np.asarray(ids, dtype=np.int64), codes, meta)
 
     @classmethod
-    def decode(cls, dim: int, ids: bytes, codes: bytes, meta: bytes) -> Rows:
-        """A chunk row as stored (``encode``)."""
-        n = len(ids) // 8
+    def stored(cls, dim: int, chunks: Sequence[tuple[bytes, bytes, bytes]]) -> Rows:
+        """Chunk rows as stored (``encode``), in order, as one: joined as
+        bytes, so the work per chunk stays small. A search reads ~170
+        chunks, and a Python step per chunk held the GIL often enough to
+        stall the BM25 thread beside it (docs/benchmarks.md, issue #17)."""
+        if not chunks:
+            return cls.empty(dim)
         return cls(
-            np.frombuffer(ids, dtype=np.int64),
-            np.frombuffer(codes, dtype=np.uint8).reshape(n, dim),
-            np.frombuffer(meta, dtype=np.float32).reshape(3, n),
+            np.frombuffer(b"".join(c[0] for c in chunks), dtype=np.int64),
+            np.frombuffer(b"".join(c[1] for c in chunks), dtype=np.uint8).reshape(-1, dim),
+            np.concatenate(
+                [np.frombuffer(c[2], dtype=np.float32).reshape(3, -1) for c in chunks], axis=1
+            ),
         )
 
     @classmethod
