@@ -212,9 +212,9 @@ class Recall:
             # BM25 does not need the query vector, and SQLite and
             # onnxruntime release the GIL: the first BM25 runs on a worker
             # thread while this one embeds the query and reads the vectors
-            # (on a read connection of its own, in SQLite). Both reads hold
-            # the GIL between rows, so they overlap only in part
-            # (docs/benchmarks.md, issue #17).
+            # (on a read connection of its own, in SQLite). They overlap
+            # only while neither takes the GIL often nor starts BLAS's
+            # spinning workers (docs/benchmarks.md, issue #17).
             pending = self._worker().submit(self.storage.lexical, tenant_id, terms, pool)
             try:
                 qvec = self.embed([query])[0] if query_vector is None else query_vector

