@@ -766,6 +766,7 @@ class Build:
     upgraded: dict[str, Any] | None = None
     big_uids: list[str] = field(default_factory=list, repr=False)
     big_owners: list[str] = field(default_factory=list, repr=False)
+    resumed_after: int = 0  # texts an earlier, cut-off build had committed (--resume)
 
 
 class CachedEmbedder:
@@ -828,30 +829,74 @@ def _messages(texts: Sequence[str]) -> list[dict[str, str]]:
     return [{"role": "user", "content": t} for t in texts]
 
 
+def _built_so_far(path: Path) -> tuple[int, int, list[str], list[str]]:
+    """What a SQLite build cut off earlier committed: its big and small
+    texts (one turn each), and its big memories' ids and owners in the
+    order ``Memory.add`` made them."""
+    db = apsw.Connection(str(path))
+    try:
+        small_key = f"user:{SMALL_USER}"
+        counts = dict(
+            db.execute(
+                "SELECT t.key, count(*) FROM turns JOIN tenants t ON t.id = turns.tenant_id"
+                " GROUP BY t.key"
+            ).fetchall()
+        )
+        mine = db.execute(
+            "SELECT m.uid, t.key FROM memories m JOIN tenants t ON t.id = m.tenant_id"
+            " WHERE t.key != ? ORDER BY m.id",
+            (small_key,),
+        ).fetchall()
+    finally:
+        db.close()
+    small_done = counts.pop(small_key, 0)
+    return (
+        sum(counts.values()),
+        small_done,
+        [uid for uid, _ in mine],
+        [key.removeprefix("user:") for _, key in mine],
+    )
+
+
 def build_store(
-    path: Path | str, big: list[str], small: list[str], batch: int, log: Callable[[str], None]
+    path: Path | str,
+    big: list[str],
+    small: list[str],
+    batch: int,
+    log: Callable[[str], None],
+    resume: bool = False,
 ) -> Build:
     """Ingest both tenants through ``Memory.add`` in batches and time it.
 
     The small tenant's batches are interleaved in proportion, so its rows
     are spread through the file as they would be in a real shared store.
+    With ``resume`` a SQLite build cut off earlier goes on from its last
+    committed batch (each ``add`` is one transaction): a 3M build takes
+    longer than a session here. Its rates are those of this last part.
     """
-    remove_store(path)
-    if isinstance(path, str):
-        assert PG is not None
-        PG.sql(f'CREATE DATABASE "{_db_name(path)}"')
     uids: list[str] = []
     owners: list[str] = []
+    start_big = small_at = 0
+    if resume and isinstance(path, Path) and path.exists():
+        start_big, small_at, uids, owners = _built_so_far(path)
+        if start_big % batch and start_big != len(big):
+            raise RuntimeError(f"{path}: {start_big:,} big texts is no whole number of batches")
+        log(f"  resuming after {start_big:,} + {small_at:,} texts")
+    else:
+        remove_store(path)
+        if isinstance(path, str):
+            assert PG is not None
+            PG.sql(f'CREATE DATABASE "{_db_name(path)}"')
     every = max(1, len(big) // max(1, len(small)))  # big memories per small one
-    small_at = 0
-    marks: list[tuple[int, float]] = [(0, 0.0)]
+    resumed = start_big + small_at
+    marks: list[tuple[int, float]] = [(resumed, 0.0)]
     total = len(big) + len(small)
     load_start = os.getloadavg()[0]
     embedder = CachedEmbedder(EMBED_CACHE) if EMBED_CACHE is not None else "minilm"
     with Memory(path, embedder=embedder) as mem:
         start = time.perf_counter()
-        done = 0
-        for i in range(0, len(big), batch):
+        done = resumed
+        for i in range(start_big, len(big), batch):
             chunk = big[i : i + batch]
             user = big_user(i // batch)
             rep = mem.add(
@@ -876,7 +921,7 @@ def build_store(
                 done += len(s_chunk)
             if done - marks[-1][0] >= total // 10:
                 marks.append((done, time.perf_counter() - start))
-                log(f"  ingested {done:,}/{total:,} ({done / marks[-1][1]:.0f}/s)")
+                log(f"  ingested {done:,}/{total:,} ({(done - resumed) / marks[-1][1]:.0f}/s)")
         if small_at < len(small):
             mem.add(
                 _messages(small[small_at:]),
@@ -888,7 +933,7 @@ def build_store(
         seconds = time.perf_counter() - start
     if done > marks[-1][0]:
         marks.append((done, seconds))
-    first = marks[1][0] / marks[1][1]
+    first = (marks[1][0] - resumed) / marks[1][1]
     last = (marks[-1][0] - marks[-2][0]) / (marks[-1][1] - marks[-2][1])
     return Build(
         str(path),
@@ -896,7 +941,7 @@ def build_store(
         len(small),
         batch,
         round(seconds, 2),
-        round(done / seconds, 1),
+        round((done - resumed) / seconds, 1),
         round(first, 1),
         round(last, 1),
         dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -904,6 +949,7 @@ def build_store(
         [round(load_start, 2), round(os.getloadavg()[0], 2)],
         big_uids=uids,
         big_owners=owners,
+        resumed_after=resumed,
     )
 
 
@@ -976,9 +1022,11 @@ def cached_build(
     big: list[str],
     small: list[str],
     log: Callable[[str], None],
+    resume: bool = False,
 ) -> Build:
     """The store for these parameters: reused from ``cache`` or built now
-    (on PostgreSQL always built now, in a database of the run's server)."""
+    (on PostgreSQL always built now, in a database of the run's server;
+    on SQLite, with ``resume``, going on from a build cut off earlier)."""
 
     def key(schema: int) -> str:
         return (
@@ -1014,7 +1062,7 @@ def cached_build(
         return Build(**info)
     cache.mkdir(parents=True, exist_ok=True)
     tmp = cache / f"building-{key(SCHEMA_VERSION)}.db"
-    build = build_store(tmp, big, small, batch, log)
+    build = build_store(tmp, big, small, batch, log, resume)
     remove_store(db)
     tmp.rename(db)  # the store was closed (checkpointed, WAL truncated)
     remove_store(tmp)
@@ -1569,6 +1617,7 @@ def build_for(n: int, args: argparse.Namespace, log: Callable[[str], None]) -> B
         big,
         small,
         log,
+        args.resume,
     )
 
 
@@ -1669,6 +1718,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="where built stores are kept between runs (never the repo)",
     )
     p.add_argument("--rebuild", action="store_true", help="ignore cached stores")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with a SQLite build cut off earlier, from its last committed batch",
+    )
     p.add_argument(
         "--pg-dir",
         type=Path,
