@@ -62,6 +62,15 @@ def test_products_are_numpys_on_one_thread() -> None:
     assert products(a[:0], b).shape == (0, 3)
 
 
+def test_nearest_is_the_list_of_the_highest_product() -> None:
+    rng = np.random.default_rng(8)
+    units = unit(rng.standard_normal((50, DIM))).astype(np.float32)
+    cents = Centroids(3, np.arange(100, 150), units, np.ones(50, dtype=np.int64))
+    vecs = unit(rng.standard_normal((7, DIM)))
+    assert cents.nearest(vecs).tolist() == (100 + np.argmax(vecs @ units.T, axis=1)).tolist()
+    assert cents.nearest(vecs[:1]).tolist() == [100 + int(np.argmax(units @ vecs[0]))]
+
+
 def test_the_rescore_stops_at_the_first_bound_below_its_kth_product(tmp_path: Path) -> None:
     with Memory(tmp_path / "r.db", embedder="hashing") as mem:
         _fill(mem, "u", _facts(300, "r"))
