@@ -169,3 +169,18 @@ def test_a_rolled_back_savepoint_keeps_the_outer_levels_postings(fast_mem: Memor
     term = recall.hasher.term("quartz")
     assert [d for d, _ in storage.lexical(tenant_id, [term], 5, turns=True)] == [turn.id]
     assert [h.id for h in fast_mem.search("violet crane", user_id="u", mode="lexical")] == kept
+
+
+def test_ties_at_the_edge_go_to_the_first_documents() -> None:
+    # 300 documents of one score and 5 above it: the top 20 are the 5, then
+    # the 15 smallest ids of the tied, as a full sort would give.
+    rng = random.Random(3)
+    docs = sorted(rng.sample(range(10_000), 305))
+    best = set(rng.sample(docs, 5))
+    rows = [
+        (1, *postings.Block.of(docs, [1] * len(docs), [10] * len(docs)).encode()),
+        (2, *postings.Block.of(sorted(best), [1] * 5, [10] * 5).encode()),
+    ]
+    got = postings.top_k(rows, [(1, 0.5), (2, 2.0)], 10.0, 20)
+    want = sorted(best) + sorted(set(docs) - best)[:15]
+    assert [d for d, _ in got] == want
