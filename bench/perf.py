@@ -933,15 +933,17 @@ def build_store(
         seconds = time.perf_counter() - start
     if done > marks[-1][0]:
         marks.append((done, seconds))
-    first = (marks[1][0] - resumed) / marks[1][1]
-    last = (marks[-1][0] - marks[-2][0]) / (marks[-1][1] - marks[-2][1])
+    first = last = 0.0  # (resumed with nothing left to add)
+    if len(marks) > 1:
+        first = (marks[1][0] - resumed) / marks[1][1]
+        last = (marks[-1][0] - marks[-2][0]) / (marks[-1][1] - marks[-2][1])
     return Build(
         str(path),
         len(big),
         len(small),
         batch,
         round(seconds, 2),
-        round((done - resumed) / seconds, 1),
+        round((done - resumed) / seconds, 1) if done > resumed else 0.0,
         round(first, 1),
         round(last, 1),
         dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
