@@ -17,6 +17,7 @@ import pytest
 from helpers import posting_rows
 
 from unrecall import Memory
+from unrecall.progress import Progress
 from unrecall.storage.schema import SCHEMA_VERSION
 
 DATA = Path(__file__).parent / "data"
@@ -120,7 +121,7 @@ def test_a_small_tenant_does_not_cost_a_large_vector_chunk(tmp_path: Path) -> No
 
 
 def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Schema v5 kept one row per posting (memory_terms, turn_terms) and
     # vectors without lists. Made here from a current store by hand, as v5
@@ -160,7 +161,10 @@ def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
         db.execute("PRAGMA user_version=5")
     # written in batches smaller than a term's postings and than the documents
     monkeypatch.setattr("unrecall.storage.sqlite._STREAM_BATCH", 3)
-    with Memory(path, embedder="hashing") as mem:
+    capsys.readouterr()
+    with Memory(path, embedder="hashing", progress=Progress()) as mem:
+        # the lists' upgrade runs long at scale: a ticker shows it is alive
+        assert "listing the stored vectors" in capsys.readouterr().err
         assert mem.storage._scalar("PRAGMA user_version") == SCHEMA_VERSION
         after = [
             [(h.id, round(h.score, 9)) for h in mem.search(q, user_id="u", k=8, mode=mode)]

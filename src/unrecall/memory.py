@@ -157,7 +157,9 @@ class Memory:
         self._receipt_signer: receipts.Signer | None = None
         self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
         self.embedder = make_embedder(embedder)
-        self.storage: Storage = open_storage(where, self.embedder.dim, self.embedder.name, erasure)
+        self.storage: Storage = open_storage(
+            where, self.embedder.dim, self.embedder.name, erasure, progress
+        )
         self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
         self.audit = AuditLog(self.storage)
         self.control = ControlPlane(self.storage, self.recall, self.audit)

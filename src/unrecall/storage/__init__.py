@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -33,7 +34,11 @@ ERASURES = ("commit", "deferred")
 
 
 def open_storage(
-    where: Path | str, dim: int, embedder_name: str, erasure: str = "commit"
+    where: Path | str,
+    dim: int,
+    embedder_name: str,
+    erasure: str = "commit",
+    progress: Callable[[str], None] | None = None,
 ) -> Storage:
     """Open (or create) the store at a checked location on its backend;
     ``embedder_name`` and ``dim`` are what a new store records and an
@@ -41,7 +46,8 @@ def open_storage(
     the files: at each forget's commit, or ``deferred`` to an explicit
     ``erase(now=True)`` (PostgreSQL only: there a forget's erasure rewrites
     the tenant's part of every table, O(tenant); SQLite's costs
-    milliseconds and is always done at commit)."""
+    milliseconds and is always done at commit). A ``Progress`` shows a
+    ticker while a SQLite store's upgrade at open runs long."""
     if erasure not in ERASURES:
         raise InvalidInput("erasure must be 'commit' or 'deferred'")
     module = _backend(where)
@@ -50,7 +56,7 @@ def open_storage(
             raise InvalidInput(
                 "erasure='deferred' is for PostgreSQL stores (SQLite erases at commit)"
             )
-        storage: Storage = module.SQLiteStorage(where, dim, embedder_name)
+        storage: Storage = module.SQLiteStorage(where, dim, embedder_name, progress=progress)
         return storage
     pg: Storage = module.PostgresStorage(where, dim, embedder_name, deferred=erasure == "deferred")
     return pg

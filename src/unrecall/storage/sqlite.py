@@ -51,6 +51,7 @@ import numpy as np
 import sqlite_vec
 
 from unrecall.errors import StoreBusy, StoreError
+from unrecall.progress import ticker
 from unrecall.storage import postings
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
@@ -170,9 +171,12 @@ class SQLiteStorage:
         embedder_name: str,
         *,
         busy_timeout: float = BUSY_TIMEOUT_S,
+        progress: Callable[[str], None] | None = None,
     ) -> None:
         self.path = Path(path)
         self.dim = dim
+        # a ``unrecall.progress.Progress`` shows a ticker for a long upgrade at open
+        self._progress = progress
         self._busy_ms = int(busy_timeout * 1000)
         # _lock guards the writing connection (and the transaction depth).
         self._lock = threading.RLock()
@@ -395,12 +399,15 @@ class SQLiteStorage:
         rows = self._db.execute(
             "SELECT tenant_id, id, embedding FROM memory_vectors ORDER BY tenant_id, id"
         )
-        for tenant_id, group in itertools.groupby(rows, key=lambda r: r[0]):
-            self._touched.add(tenant_id)  # its version moves: no cached centroids serve
-            while batch := list(itertools.islice(group, _STREAM_BATCH)):
-                ids = np.array([r[1] for r in batch], dtype=np.int64)
-                vecs = np.frombuffer(b"".join(r[2] for r in batch), dtype=np.float32)
-                self._lists.add(self._db, tenant_id, ids, vecs.reshape(len(batch), self.dim))
+        # ~4 min at a million vectors, at open: a ticker says it is alive
+        with ticker(self._progress, "upgrading: listing the stored vectors") as tick:
+            for tenant_id, group in itertools.groupby(rows, key=lambda r: r[0]):
+                self._touched.add(tenant_id)  # its version moves: no cached centroids serve
+                while batch := list(itertools.islice(group, _STREAM_BATCH)):
+                    ids = np.array([r[1] for r in batch], dtype=np.int64)
+                    vecs = np.frombuffer(b"".join(r[2] for r in batch), dtype=np.float32)
+                    self._lists.add(self._db, tenant_id, ids, vecs.reshape(len(batch), self.dim))
+                    tick()
 
     def _write_stream(self, sql: str, rows: Iterator[Sequence[Any]]) -> None:
         """``_write_many`` over rows that come from a cursor, a batch at a
