@@ -295,3 +295,40 @@ def test_a_raw_scan_keeps_this_processs_locks_on_the_store(tmp_path: Path) -> No
         "the fact after the scan zqafter",
         "the first fact zqfirst",
     ]
+
+
+def _search_across_a_shrink(path: str, ready: Any, shrunk: Any, out: Any) -> None:
+    with Memory(path, embedder="hashing") as mem:
+        before = [h.text for h in mem.search("kept fact", user_id="b", k=3)]
+        ready.set()
+        shrunk.wait(60)
+        out.put((before, [h.text for h in mem.search("kept fact", user_id="b", k=3)]))
+
+
+def test_a_process_reading_through_the_map_survives_a_compaction_in_another(
+    tmp_path: Path,
+) -> None:
+    # SQLite reads the file through a memory map (sqlite.MMAP_SIZE). A page
+    # touched past the end of a file that another process shrank would be
+    # SIGBUS, a crash and no error: SQLite must map the file anew after
+    # another process's VACUUM, and the child must read on.
+    path = str(tmp_path / "mapped.db")
+    with Memory(path, embedder="hashing") as mem:
+        bulk = [{"role": "user", "content": f"bulk fact number {i} zqbulk{i}"} for i in range(600)]
+        mem.add(bulk, user_id="a")
+        mem.add("the kept fact zqkept", user_id="b")
+    ctx = multiprocessing.get_context("spawn")
+    ready, shrunk, out = ctx.Event(), ctx.Event(), ctx.Queue()
+    child = ctx.Process(target=_search_across_a_shrink, args=(path, ready, shrunk, out))
+    child.start()
+    assert ready.wait(60)
+    size = Path(path).stat().st_size
+    with Memory(path, embedder="hashing") as mem:
+        mem.delete_all(user_id="a")
+        mem.compact()
+    assert Path(path).stat().st_size < size / 2
+    shrunk.set()
+    before, after = out.get(timeout=60)
+    child.join(60)
+    assert child.exitcode == 0
+    assert before == after == ["the kept fact zqkept"]
