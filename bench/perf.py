@@ -1175,12 +1175,6 @@ def _cold_child(path: str, queries: list[str], user: str, out: Any) -> None:
     def rss() -> int:
         return int(psutil.Process().memory_info().rss)
 
-    def anon() -> int:
-        # RSS less its file-backed pages: the store's pages SQLite maps
-        # (sqlite.MMAP_SIZE) are page cache, counted in RSS once touched
-        info = psutil.Process().memory_info()
-        return int(info.rss - info.shared)
-
     from unrecall.recall.embedder import make_embedder
 
     # The model loads in ~1.5 s whatever the store (onnx edits its graph):
@@ -1191,7 +1185,7 @@ def _cold_child(path: str, queries: list[str], user: str, out: Any) -> None:
     with Memory(path, embedder=embedder) as mem:
         opened = time.perf_counter() - start
         first, _ = timed(lambda: mem.search(queries[0], user_id=user, k=5))
-        after_first, anon_first = rss(), anon()
+        after_first = rss()
         for q in queries[1:]:
             mem.search(q, user_id=user, k=5)
         out.put(
@@ -1203,8 +1197,6 @@ def _cold_child(path: str, queries: list[str], user: str, out: Any) -> None:
                 "rss_with_embedder_before_open_mb": round(embedder_rss / 1e6, 1),
                 "rss_after_first_search_mb": round(after_first / 1e6, 1),
                 "rss_after_all_searches_mb": round(rss() / 1e6, 1),
-                "anon_after_first_search_mb": round(anon_first / 1e6, 1),
-                "anon_after_all_searches_mb": round(anon() / 1e6, 1),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3, 1),
                 "searches": len(queries),
             }
@@ -1462,16 +1454,6 @@ def render(report: dict[str, Any]) -> str:
                 f" / {r['cold']['rss_after_all_searches_mb']:.0f}"
                 f" / {r['cold']['peak_rss_mb']:.0f}"
                 if "cold" in r
-                else "–"
-            ),
-        ),
-        row(
-            "new process: of that RSS, not the store's mapped pages, after the first"
-            " search / all searches, MB (SQLite)",
-            lambda r: (
-                f"{r['cold']['anon_after_first_search_mb']:.0f}"
-                f" / {r['cold']['anon_after_all_searches_mb']:.0f}"
-                if "anon_after_first_search_mb" in r.get("cold", {})
                 else "–"
             ),
         ),

@@ -80,14 +80,6 @@ CHECKPOINT_WAIT_S = 1.0
 # Read connections a store opens at most, for threads that find the writer
 # busy (a server runs a handful of requests at once).
 READERS = 4
-# Pages are read through a memory map of the whole file, not copied in by
-# read(2): a search at a million memories reads ~4 MB of vector chunks and
-# postings, which took 1.5 ms through SQLite's page cache and 0.66 ms
-# mapped (docs/benchmarks.md, issue #17 third round). The mapped pages are
-# the kernel's page cache, clean and dropped under memory pressure, so a
-# process's RSS counts them but the machine holds no more than when read;
-# writes still go through write(2), and secure_delete zeroes as before.
-MMAP_SIZE = 1 << 40
 BUSY_NAP_S = 0.0005  # a lock holder's transaction takes a few ms
 COMPACT_TICK = 100_000  # SQLite VM steps between two progress ticks of a VACUUM
 
@@ -273,7 +265,6 @@ class SQLiteStorage:
             "foreign_keys=ON",
             "synchronous=NORMAL",
             "temp_store=MEMORY",
-            f"mmap_size={MMAP_SIZE}",
         ):
             self._db.execute(f"PRAGMA {pragma}").fetchall()
 
@@ -309,7 +300,7 @@ class SQLiteStorage:
             try:
                 reader = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)
                 reader.set_busy_timeout(self._busy_ms)
-                for pragma in ("query_only=ON", "temp_store=MEMORY", f"mmap_size={MMAP_SIZE}"):
+                for pragma in ("query_only=ON", "temp_store=MEMORY"):
                     reader.execute(f"PRAGMA {pragma}").fetchall()
             except apsw.Error:
                 return None  # the writer serves (waited for)
