@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from unrecall.storage.selection import kth_largest
+
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6  # FTS5's: an idf never below it
@@ -147,7 +149,7 @@ def top_k(
         docs, scores = docs[held], scores[held]
     if len(docs) > limit:
         # every document scoring at least the limit-th, ties at the edge included
-        edge = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+        edge = kth_largest(scores, limit)
         keep = scores >= edge
         docs, scores = docs[keep], scores[keep]
     order = np.lexsort((docs, -scores))[:limit]
