@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+# secrets a victim has logged, at least, before the random delay to its kill
+MIN_LOGGED = 3
 PATHS = ("purge_id", "purge_phrase", "delete_turn", "delete_all", "update")
 
 
@@ -108,12 +110,14 @@ def trial(seed: int, rng: random.Random) -> dict[str, Any]:
             [sys.executable, __file__, "--victim", str(folder), "--seed", str(seed)],
             stderr=subprocess.PIPE,
         )
-        # The random moment counts from the victim's first logged secret:
-        # importing and opening take ~0.4 s on an idle machine, and seconds
-        # on a loaded one, which left some trials nothing to kill.
+        # The random moment counts from the victim's k-th logged secret, not
+        # from a clock: importing and opening take ~0.4 s on an idle machine
+        # and seconds on a loaded one, and an operation from ms to seconds,
+        # so a delay alone left some trials one secret or none to check.
         log, deadline = folder / "secrets.log", time.monotonic() + 120
+        wanted = rng.randint(MIN_LOGGED, MIN_LOGGED + 3)
         while child.poll() is None and time.monotonic() < deadline:
-            if log.exists() and log.stat().st_size > 0:
+            if log.exists() and log.read_bytes().count(b"\n") >= wanted:
                 break
             time.sleep(0.01)
         time.sleep(rng.uniform(0.2, 1.6))

@@ -68,4 +68,7 @@ def test_sigkill_at_random_moments_breaks_neither_atomicity_nor_erasure(
     )
     result = json.loads(done.stdout)
     assert result["violations"] == 0, result["examples"]
-    assert result["trials"] == 4 and result["logged"] > 10
+    # each victim logs at least crash.MIN_LOGGED (3) secrets before its
+    # kill, however slow the machine: a CI check beside a busy build once
+    # had its 4 trials log 4 secrets, when the kill counted from the first
+    assert result["trials"] == 4 and result["logged"] >= 12
