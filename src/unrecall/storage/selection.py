@@ -19,10 +19,10 @@ _SAMPLE_PER_RANK = 16
 def kth_largest(values: np.ndarray, k: int) -> float:
     """The ``k``-th largest of ``values`` (1 <= k <= len), exactly.
 
-    Floyd and Rivest's way: a strided sample gives a floor that at least
-    ``k`` values reach (counted, else the whole array is used), and only the
-    values at or above it are partitioned. Every value above the k-th
-    largest reaches such a floor, so the answer is the same."""
+    Floyd and Rivest's way: a strided sample gives a floor, and when at
+    least ``k`` values reach it (counted; else the whole array is used),
+    only those are partitioned. The ``k`` largest are all among them, so
+    the answer is ``np.partition``'s."""
     n = len(values)
     if not 1 <= k <= n:
         raise ValueError(f"k={k} outside 1..{n}")
