@@ -823,7 +823,9 @@ def fill_embed_cache(texts: list[str], start: int, log: Callable[[str], None]) -
     """Embed ``texts[start:]`` into the embedding cache, skipping those in it
     already. A build past the cache embeds each batch, then writes it on one
     core: run beside it, this keeps the other core busy, and the build finds
-    its vectors made (the 3M build, issue #17: ~170 texts/s alone)."""
+    most of its vectors made (the 3M build, issue #17: ~170 texts/s alone).
+    Only the texts themselves: a memory the pipeline words otherwise (a
+    clause cut from a longer message, say) is still embedded by the build."""
     assert EMBED_CACHE is not None
     cache = CachedEmbedder(EMBED_CACHE)
     step = 256
