@@ -817,25 +817,37 @@ class CachedEmbedder:
 
 
 EMBED_CACHE: Path | None = None  # --embed-cache
+FILL_STORE_TEXTS = 20_000  # --fill-embed-cache: texts per throwaway store
 
 
-def fill_embed_cache(texts: list[str], start: int, log: Callable[[str], None]) -> None:
-    """Embed ``texts[start:]`` into the embedding cache, skipping those in it
-    already. A build past the cache embeds each batch, then writes it on one
-    core: run beside it, this keeps the other core busy, and the build finds
-    most of its vectors made (the 3M build, issue #17: ~170 texts/s alone).
-    Only the texts themselves: a memory the pipeline words otherwise (a
-    clause cut from a longer message, say) is still embedded by the build."""
+def fill_embed_cache(texts: list[str], start: int, batch: int, log: Callable[[str], None]) -> None:
+    """Fill the embedding cache with the vectors a build of ``texts[start:]``
+    asks for, ahead of the build run beside it. A build past the cache
+    embeds each batch, then writes it on one core; this keeps the other core
+    busy (the 3M build, issue #17: ~170 texts/s alone). It adds the same
+    batches to a throwaway store, so that the memories the pipeline words
+    otherwise (a clause cut from a longer message, say) are embedded too;
+    the store is started afresh every ``FILL_STORE_TEXTS`` to stay small."""
     assert EMBED_CACHE is not None
     cache = CachedEmbedder(EMBED_CACHE)
-    step = 256
-    for i in range(start, len(texts), step):
-        cache.embed(texts[i : i + step])
-        if (i - start) % (step * 200) == 0:
-            log(
-                f"  cache filled to {min(i + step, len(texts)):,}:"
-                f" {cache.misses:,} embedded, {cache.hits:,} found"
+    with tempfile.TemporaryDirectory() as tmp:
+        mem: Memory | None = None
+        for i in range(start - start % batch, len(texts), batch):
+            if mem is None or i % FILL_STORE_TEXTS < batch:
+                if mem is not None:
+                    mem.close()
+                remove_store(Path(tmp) / "fill.db")
+                mem = Memory(Path(tmp) / "fill.db", embedder=cache)
+            mem.add(
+                _messages(texts[i : i + batch]),
+                user_id=big_user(i // batch),
+                timestamp=BASE_TIME + i * 60,
+                honor_requests=False,
             )
+            if i % (batch * 1_000) < batch:
+                log(f"  filled to {i + batch:,}: {cache.misses:,} embedded, {cache.hits:,} found")
+        if mem is not None:
+            mem.close()
 
 
 def big_user(batch_no: int) -> str:
@@ -1829,7 +1841,7 @@ def _run(args: argparse.Namespace, command: str, log: Callable[[str], None]) -> 
         if args.embed_cache is None:
             raise SystemExit("--fill-embed-cache needs --embed-cache")
         for n in sorted(args.sizes):
-            fill_embed_cache(make_corpus(n, args.seed)[0], args.fill_embed_cache, log)
+            fill_embed_cache(make_corpus(n, args.seed)[0], args.fill_embed_cache, args.batch, log)
         return 0
     if args.build_only:
         for n in sorted(args.sizes):
