@@ -838,14 +838,10 @@ def fill_embed_cache(texts: list[str], start: int, batch: int, log: Callable[[st
                     mem.close()
                 remove_store(Path(tmp) / "fill.db")
                 mem = Memory(Path(tmp) / "fill.db", embedder=cache)
-            mem.add(
-                _messages(texts[i : i + batch]),
-                user_id=big_user(i // batch),
-                timestamp=BASE_TIME + i * 60,
-                honor_requests=False,
-            )
+            _add(mem, texts[i : i + batch], big_user(i // batch), i)
             if i % (batch * 1_000) < batch:
-                log(f"  filled to {i + batch:,}: {cache.misses:,} embedded, {cache.hits:,} found")
+                done = min(i + batch, len(texts))
+                log(f"  filled to {done:,}: {cache.misses:,} embedded, {cache.hits:,} found")
         if mem is not None:
             mem.close()
 
@@ -858,6 +854,14 @@ def big_user(batch_no: int) -> str:
 
 def _messages(texts: Sequence[str]) -> list[dict[str, str]]:
     return [{"role": "user", "content": t} for t in texts]
+
+
+def _add(mem: Memory, texts: Sequence[str], user: str, at: int) -> Any:
+    """One batch through ``Memory.add`` as a build makes it, timed as the
+    ``at``-th text of the corpus; statements only (see "How ... are made")."""
+    return mem.add(
+        _messages(texts), user_id=user, timestamp=BASE_TIME + at * 60, honor_requests=False
+    )
 
 
 def _built_so_far(path: Path) -> tuple[int, int, list[str], list[str]]:
@@ -930,36 +934,21 @@ def build_store(
         for i in range(start_big, len(big), batch):
             chunk = big[i : i + batch]
             user = big_user(i // batch)
-            rep = mem.add(
-                _messages(chunk),
-                user_id=user,
-                timestamp=BASE_TIME + i * 60,
-                honor_requests=False,  # statements only (see "How ... are made")
-            )
+            rep = _add(mem, chunk, user, i)
             uids.extend(rep.ids)
             owners.extend([user] * len(rep.ids))
             done += len(chunk)
             want_small = min(len(small), (i + len(chunk)) // every)
             if want_small - small_at >= batch or (i + batch >= len(big) and want_small > small_at):
                 s_chunk = small[small_at:want_small]
-                mem.add(
-                    _messages(s_chunk),
-                    user_id=SMALL_USER,
-                    timestamp=BASE_TIME + i * 60,
-                    honor_requests=False,
-                )
+                _add(mem, s_chunk, SMALL_USER, i)
                 small_at = want_small
                 done += len(s_chunk)
             if done - marks[-1][0] >= total // 10:
                 marks.append((done, time.perf_counter() - start))
                 log(f"  ingested {done:,}/{total:,} ({(done - resumed) / marks[-1][1]:.0f}/s)")
         if small_at < len(small):
-            mem.add(
-                _messages(small[small_at:]),
-                user_id=SMALL_USER,
-                timestamp=BASE_TIME,
-                honor_requests=False,
-            )
+            _add(mem, small[small_at:], SMALL_USER, 0)
             done += len(small) - small_at
         seconds = time.perf_counter() - start
     if done > marks[-1][0]:
@@ -1794,9 +1783,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         type=int,
         default=None,
         metavar="FROM",
-        help="only embed the --sizes corpus from text FROM on into --embed-cache, ahead of a"
-        " build run beside it (e.g. under `chrt --idle 0`: it takes the core the build's"
-        " single-threaded writes leave idle)",
+        help="only fill --embed-cache with what a build of the --sizes corpus embeds, from"
+        " text FROM on, ahead of a build run beside it (e.g. under `chrt --idle 0`: it"
+        " takes the core the build's single-threaded writes leave idle)",
     )
     args = p.parse_args(argv)
     if args.quick:
