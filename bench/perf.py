@@ -66,6 +66,7 @@ import onnxruntime
 
 import unrecall
 from unrecall import Memory
+from unrecall.control.receipts import KEY_SUFFIX
 from unrecall.storage.schema import SCHEMA_VERSION
 
 CORPUS_VERSION = 1  # bump when the generator changes, so caches are not reused
@@ -730,12 +731,13 @@ def copy_store(src: Path | str, dst: Path | str) -> None:
 
 
 def remove_store(db: Path | str) -> None:
-    """Delete a store and its sidecars (a PostgreSQL store: its database)."""
+    """Delete a store and its sidecars, its receipt key among them (a
+    PostgreSQL store: its database)."""
     if isinstance(db, str):
         assert PG is not None
         PG.sql(f'DROP DATABASE IF EXISTS "{_db_name(db)}"')
         return
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    for suffix in ("", "-wal", "-shm", "-journal", KEY_SUFFIX):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
@@ -839,7 +841,7 @@ def fill_embed_cache(texts: list[str], start: int, batch: int, log: Callable[[st
                 remove_store(Path(tmp) / "fill.db")
                 mem = Memory(Path(tmp) / "fill.db", embedder=cache)
             _add(mem, texts[i : i + batch], big_user(i // batch), i)
-            if i % (batch * 1_000) < batch:
+            if i % (batch * 100) < batch:
                 done = min(i + batch, len(texts))
                 log(f"  filled to {done:,}: {cache.misses:,} embedded, {cache.hits:,} found")
         if mem is not None:

@@ -1,0 +1,33 @@
+"""bench/perf.py's own bookkeeping: what it measures on must not outlive it."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from unrecall import Memory
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _perf() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("perf_bench", ROOT / "bench" / "perf.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["perf_bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_remove_store_takes_the_receipt_key_with_it(tmp_path: Path) -> None:
+    # Each measurement's throwaway copy signs its purge receipts with a key
+    # made beside it; left behind, one key file a run piled up in the cache.
+    db = tmp_path / "work.db"
+    with Memory(db, embedder="hashing") as mem:
+        mid = mem.add("the locker code is 4417", user_id="u").ids[0]
+        assert mem.purge(mid, user_id="u").receipt is not None
+    assert any(p.name.endswith(".receipt-key") for p in tmp_path.iterdir())
+    _perf().remove_store(db)
+    assert list(tmp_path.iterdir()) == []
