@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing as mp
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import numpy as np
 
 from unrecall import Memory
 
@@ -31,3 +35,21 @@ def test_remove_store_takes_the_receipt_key_with_it(tmp_path: Path) -> None:
     assert any(p.name.endswith(".receipt-key") for p in tmp_path.iterdir())
     _perf().remove_store(db)
     assert list(tmp_path.iterdir()) == []
+
+
+def _child_peak(out: Any) -> None:
+    out.put(_perf().peak_rss())
+
+
+def test_peak_rss_of_a_spawned_child_is_its_own() -> None:
+    # ru_maxrss survives exec: the cold-start child reported the parent's
+    # corpus as its own peak (2,009 MB at 3M, where the child used ~380).
+    held = np.ones(400 * 2**20 // 8)  # 400 MB, touched, in this process
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    child = ctx.Process(target=_child_peak, args=(out,))
+    child.start()
+    peak = out.get(timeout=120)
+    child.join()
+    assert held.sum() > 0
+    assert 0 < peak < 300 * 2**20
