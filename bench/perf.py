@@ -45,7 +45,6 @@ import platform
 import pstats
 import random
 import re
-import resource
 import shlex
 import shutil
 import statistics
@@ -1193,17 +1192,12 @@ def peak_rss() -> int:
     starts afresh at ``exec``. ``ru_maxrss`` does not: a spawned child
     reports its parent's RSS at the fork if that was higher (the corpus
     this process holds: "718 MB" at 1M and "2,009 MB" at 3M until the
-    fourth round of issue #17), so it is used only where there is no
-    ``/proc``."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024  # bytes there, KB elsewhere
+    fourth round of issue #17), so there is no fallback to it."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status: the peak RSS is measured on Linux only")
 
 
 def _cold_child(path: str, queries: list[str], user: str, out: Any) -> None:

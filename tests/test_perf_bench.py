@@ -1,4 +1,5 @@
-"""bench/perf.py's own bookkeeping: what it measures on must not outlive it."""
+"""bench/perf.py's own bookkeeping: what it measures on must not outlive it,
+and what it reports of a child process is the child's."""
 
 from __future__ import annotations
 
