@@ -832,8 +832,10 @@ class Memory:
         return self.audit.verify()
 
     def compact(self) -> None:
-        """Rewrite the file (VACUUM) to give freed space back to the file system;
-        erasure never waits for this. With a ``Progress``, an elapsed-time
+        """Give the space deleted rows left back to the file system; erasure
+        never waits for this. SQLite does it in short steps that writers get
+        in between (a store made before them is rewritten whole once);
+        PostgreSQL rewrites each table. With a ``Progress``, an elapsed-time
         counter shows on stderr meanwhile."""
         with ticker(self._progress, "compacting the store") as tick:
             self.storage.compact(tick)

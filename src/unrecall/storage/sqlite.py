@@ -81,7 +81,11 @@ CHECKPOINT_WAIT_S = 1.0
 # busy (a server runs a handful of requests at once).
 READERS = 4
 BUSY_NAP_S = 0.0005  # a lock holder's transaction takes a few ms
+_INCREMENTAL = 2  # PRAGMA auto_vacuum's value for INCREMENTAL
 COMPACT_TICK = 100_000  # SQLite VM steps between two progress ticks of a VACUUM
+# Pages one step of a compaction moves (8 MB of 4 KB pages): each step is a
+# write transaction of its own, so writers wait for one step, not the file.
+COMPACT_STEP = 2_048
 
 
 def _memory(row: tuple[Any, ...]) -> MemoryRow:
@@ -260,6 +264,10 @@ class SQLiteStorage:
     def _configure(self) -> None:
         # apsw runs a multi-statement string lazily, so pragmas go one by one.
         for pragma in (
+            # Before WAL, which writes the header of a new file: a store made
+            # now compacts in steps (``compact``). An older store keeps its
+            # mode until its first compaction rewrites it.
+            "auto_vacuum=INCREMENTAL",
             "journal_mode=WAL",
             "secure_delete=ON",
             "foreign_keys=ON",
@@ -551,22 +559,41 @@ class SQLiteStorage:
             return busy == 0
 
     def compact(self, tick: Callable[[], None] | None = None) -> None:
-        """Rewrite the file (VACUUM) to give the space deleted rows left back
-        to the file system; erasure itself never waits for this. ``tick`` is
-        called every ``COMPACT_TICK`` SQLite steps meanwhile (progress)."""
+        """Give the pages deleted rows left back to the file system, in
+        steps: each moves up to ``COMPACT_STEP`` pages from the end of the
+        file into free ones (SQLite's incremental vacuum) in a write
+        transaction of its own, so writers, forgets and other processes get
+        in between, where a VACUUM held the write lock for minutes at a
+        million memories (issue #17). Erasure never waits for this: freed
+        pages are zeroed at commit. A store made before incremental
+        compaction is rewritten whole (VACUUM) once, which switches it over.
+        ``tick`` is called after each step (progress)."""
         with self._lock:
+            if self._scalar("PRAGMA auto_vacuum") != _INCREMENTAL:
+                self._vacuum(tick)
+        while True:
+            with self._lock:
+                if not self._scalar("PRAGMA freelist_count"):
+                    break
+                self._db.execute(f"PRAGMA incremental_vacuum({COMPACT_STEP})").fetchall()
             if tick is not None:
+                tick()
+        self.erase()  # the checkpoint truncates the file to what is left
 
-                def on_steps() -> bool:
-                    tick()
-                    return False  # go on (True would interrupt the VACUUM)
+    def _vacuum(self, tick: Callable[[], None] | None) -> None:
+        """Rewrite the whole file, taking up the ``auto_vacuum`` mode set at
+        open; ``tick`` every ``COMPACT_TICK`` SQLite steps meanwhile."""
+        if tick is not None:
 
-                self._db.set_progress_handler(on_steps, COMPACT_TICK)
-            try:
-                self._db.execute("VACUUM").fetchall()
-            finally:
-                self._db.set_progress_handler(None)
-            self.erase()
+            def on_steps() -> bool:
+                tick()
+                return False  # go on (True would interrupt the VACUUM)
+
+            self._db.set_progress_handler(on_steps, COMPACT_TICK)
+        try:
+            self._db.execute("VACUUM").fetchall()
+        finally:
+            self._db.set_progress_handler(None)
 
     def size(self) -> int:
         """The bytes of the store's files (the .db and its sidecars)."""

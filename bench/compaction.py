@@ -1,0 +1,159 @@
+"""How long a compaction keeps writers out, on a copy of a built store.
+
+Usage: ``python bench/compaction.py --store STORE --forget 5000 --out OUT.json``
+
+On a copy of ``STORE`` (a ``perf.py`` build, say), this:
+
+1. compacts once if the store predates incremental compaction: that is
+   a whole-file VACUUM, the way every compaction ran before, holding the
+   write lock throughout;
+2. deletes ``--forget`` random memories of the largest tenant, leaving
+   their pages free;
+3. compacts again, in steps, while a writer thread adds one memory after
+   another, and reports each step's duration (the write lock is held for
+   one step at a time), the writer's add latencies meanwhile, and the
+   file's size before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from unrecall import Memory
+from unrecall.storage import sqlite as sqlite_storage
+
+
+def _ms(seconds: list[float]) -> dict[str, float]:
+    if not seconds:
+        return {"n": 0}
+    ordered = sorted(seconds)
+    return {
+        "n": len(ordered),
+        "p50": round(statistics.median(ordered) * 1000, 2),
+        "p95": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
+        "max": round(ordered[-1] * 1000, 2),
+    }
+
+
+def copy(src: Path, dst: Path) -> None:
+    """Copy a closed store and write the copy back, so that no fsync in
+    the timed work pays for gigabytes of the copy's dirty pages."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{dst}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(src, dst)
+    fd = os.open(dst, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def largest_tenant(mem: Memory) -> tuple[str, list[str]]:
+    """The largest tenant's user id and its memories' public ids."""
+    rows = mem.storage._rows(
+        "SELECT t.key, count(*) AS n FROM memories m JOIN tenants t ON t.id = m.tenant_id"
+        " GROUP BY t.id ORDER BY n DESC LIMIT 1"
+    )
+    key = str(rows[0][0])
+    uids = [
+        str(r[0])
+        for r in mem.storage._rows(
+            "SELECT m.uid FROM memories m JOIN tenants t ON t.id = m.tenant_id WHERE t.key = ?",
+            (key,),
+        )
+    ]
+    return key.removeprefix("user:"), uids
+
+
+def compact_with_writer(mem: Memory) -> dict[str, Any]:
+    """Compact in steps while a thread adds memories; the steps' and the
+    adds' durations."""
+    steps: list[float] = []
+    adds: list[float] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            start = time.perf_counter()
+            mem.add(f"a note written during compaction, number {i}", user_id="writer")
+            adds.append(time.perf_counter() - start)
+            i += 1
+
+    last = time.perf_counter()
+
+    def tick() -> None:
+        nonlocal last
+        now = time.perf_counter()
+        steps.append(now - last)
+        last = now
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    start = time.perf_counter()
+    try:
+        mem.storage.compact(tick)
+    finally:
+        stop.set()
+        thread.join()
+    return {
+        "seconds": round(time.perf_counter() - start, 2),
+        "step_ms": _ms(steps),
+        "adds_during_ms": _ms(adds),
+    }
+
+
+def main() -> None:
+    """Run the three stages on a copy of ``--store`` and write the JSON."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--store", type=Path, required=True)
+    p.add_argument("--work", type=Path, default=None, help="where the copy goes")
+    p.add_argument("--forget", type=int, default=5_000)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args()
+    work = args.work or args.store.with_name(f"compaction-{os.getpid()}.db")
+    report: dict[str, Any] = {
+        "command": "python bench/compaction.py "
+        + f"--store STORE --forget {args.forget} --seed {args.seed}",
+        "step_pages": sqlite_storage.COMPACT_STEP,
+    }
+    copy(args.store, work)
+    try:
+        with Memory(work) as mem:
+            report["bytes_at_start"] = mem.storage.size()
+            if mem.storage._scalar("PRAGMA auto_vacuum") != 2:
+                start = time.perf_counter()
+                mem.storage.compact()
+                report["whole_file_rewrite_s"] = round(time.perf_counter() - start, 2)
+                report["bytes_after_rewrite"] = mem.storage.size()
+            user, uids = largest_tenant(mem)
+            gone = random.Random(args.seed).sample(uids, min(args.forget, len(uids)))
+            start = time.perf_counter()
+            for uid in gone:
+                mem.delete(uid, user_id=user)
+            report["deleted"] = len(gone)
+            report["delete_s"] = round(time.perf_counter() - start, 2)
+            report["free_pages"] = mem.storage._scalar("PRAGMA freelist_count")
+            report["bytes_before_compaction"] = mem.storage.size()
+            report["compaction"] = compact_with_writer(mem)
+            report["bytes_after_compaction"] = mem.storage.size()
+    finally:
+        for suffix in ("", "-wal", "-shm", ".receipt-key"):
+            Path(f"{work}{suffix}").unlink(missing_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
