@@ -7,12 +7,14 @@ On a copy of ``STORE`` (a ``perf.py`` build, say), this:
 1. compacts once if the store predates incremental compaction: that is
    a whole-file VACUUM, the way every compaction ran before, holding the
    write lock throughout;
-2. deletes ``--forget`` random memories of the largest tenant, leaving
-   their pages free;
+2. deletes ``--forget`` random memories of the largest tenant, or with
+   ``--drop-largest`` that whole tenant (``delete_all``), leaving their
+   pages free (a delete's own rewrites reuse most of what single deletes
+   free, so it is tenants leaving that give a compaction its work);
 3. compacts again, in steps, while a writer thread adds one memory after
    another, and reports each step's duration (the write lock is held for
-   one step at a time), the writer's add latencies meanwhile, and the
-   file's size before and after.
+   one step at a time, and as long again is left to others), the writer's
+   add latencies before and meanwhile, and the file's size before and after.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from typing import Any
 
 from unrecall import Memory
 from unrecall.storage import sqlite as sqlite_storage
+
+ALONE_S = 5.0  # seconds of the writer's adds measured before the compaction
 
 
 def _ms(seconds: list[float]) -> dict[str, float]:
@@ -99,7 +103,9 @@ def compact_with_writer(mem: Memory) -> dict[str, Any]:
 
     thread = threading.Thread(target=writer)
     thread.start()
-    start = time.perf_counter()
+    time.sleep(ALONE_S)  # the writer's adds with nothing else going on
+    alone, adds[:] = list(adds), []
+    start = last = time.perf_counter()
     try:
         mem.storage.compact(tick)
     finally:
@@ -107,7 +113,9 @@ def compact_with_writer(mem: Memory) -> dict[str, Any]:
         thread.join()
     return {
         "seconds": round(time.perf_counter() - start, 2),
-        "step_ms": _ms(steps),
+        "steps": len(steps),
+        "step_and_pause_ms": _ms(steps),
+        "adds_alone_ms": _ms(alone),
         "adds_during_ms": _ms(adds),
     }
 
@@ -118,13 +126,15 @@ def main() -> None:
     p.add_argument("--store", type=Path, required=True)
     p.add_argument("--work", type=Path, default=None, help="where the copy goes")
     p.add_argument("--forget", type=int, default=5_000)
+    p.add_argument("--drop-largest", action="store_true", help="delete the largest tenant")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
     work = args.work or args.store.with_name(f"compaction-{os.getpid()}.db")
     report: dict[str, Any] = {
         "command": "python bench/compaction.py "
-        + f"--store STORE --forget {args.forget} --seed {args.seed}",
+        + f"--store STORE --forget {args.forget} --seed {args.seed}"
+        + (" --drop-largest" if args.drop_largest else ""),
         "step_pages": sqlite_storage.COMPACT_STEP,
     }
     copy(args.store, work)
@@ -143,6 +153,11 @@ def main() -> None:
                 mem.delete(uid, user_id=user)
             report["deleted"] = len(gone)
             report["delete_s"] = round(time.perf_counter() - start, 2)
+            if args.drop_largest:
+                start = time.perf_counter()
+                mem.delete_all(user_id=user)
+                report["dropped_memories"] = len(uids) - len(gone)
+                report["delete_all_s"] = round(time.perf_counter() - start, 2)
             report["free_pages"] = mem.storage._scalar("PRAGMA freelist_count")
             report["bytes_before_compaction"] = mem.storage.size()
             report["compaction"] = compact_with_writer(mem)

@@ -83,9 +83,9 @@ READERS = 4
 BUSY_NAP_S = 0.0005  # a lock holder's transaction takes a few ms
 _INCREMENTAL = 2  # PRAGMA auto_vacuum's value for INCREMENTAL
 COMPACT_TICK = 100_000  # SQLite VM steps between two progress ticks of a VACUUM
-# Pages one step of a compaction moves (8 MB of 4 KB pages): each step is a
+# Pages one step of a compaction moves (1 MB of 4 KB pages): each step is a
 # write transaction of its own, so writers wait for one step, not the file.
-COMPACT_STEP = 2_048
+COMPACT_STEP = 256
 
 
 def _memory(row: tuple[Any, ...]) -> MemoryRow:
@@ -572,12 +572,16 @@ class SQLiteStorage:
             if self._scalar("PRAGMA auto_vacuum") != _INCREMENTAL:
                 self._vacuum(tick)
         while True:
+            start = time.monotonic()
             with self._lock:
                 if not self._scalar("PRAGMA freelist_count"):
                     break
                 self._db.execute(f"PRAGMA incremental_vacuum({COMPACT_STEP})").fetchall()
             if tick is not None:
                 tick()
+            # As long again off the lock: a thread waiting for it gets in, which
+            # it would not if this one took it straight back (the lock is not fair).
+            time.sleep(time.monotonic() - start)
         self.erase()  # the checkpoint truncates the file to what is left
 
     def _vacuum(self, tick: Callable[[], None] | None) -> None:
