@@ -115,3 +115,39 @@ def test_another_process_writes_between_two_compaction_steps(
         assert child.exitcode == 0
         hits = mem.search("written while compacted", user_id="other", mode="lexical")
         assert hits and hits[0].text.startswith("written while")
+
+
+def test_a_writer_thread_gets_in_between_compaction_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Python's lock is not fair: a compaction that took it straight back
+    # after each step kept a writer thread of the same process waiting for
+    # many steps, up to 5.5 s at 446k memories (bench/compaction.py).
+    monkeypatch.setattr(sqlite_storage, "COMPACT_STEP", 32)
+    ticks = 0
+    spans: list[int] = []  # steps each add waited through
+    stop = threading.Event()
+    with Memory(tmp_path / "store.db", embedder="hashing") as mem:
+        _fill(mem, "gone", 600)
+        mem.delete_all(user_id="gone")
+        assert mem.storage._scalar("PRAGMA freelist_count") > 20 * 32
+
+        def writer() -> None:
+            while not stop.is_set():
+                begun = ticks
+                mem.add("a note written while the store is compacted", user_id="other")
+                spans.append(ticks - begun)
+
+        thread = threading.Thread(target=writer)
+
+        def tick() -> None:
+            nonlocal ticks
+            ticks += 1
+            if ticks == 1:
+                thread.start()
+
+        mem.storage.compact(tick)
+        stop.set()
+        thread.join(60)
+    assert ticks > 20 and len(spans) > 5
+    assert max(spans) <= 2, spans
