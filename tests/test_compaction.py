@@ -149,5 +149,7 @@ def test_a_writer_thread_gets_in_between_compaction_steps(
         mem.storage.compact(tick)
         stop.set()
         thread.join(60)
+    # An add's own work off the lock lets a step or two by on a busy
+    # machine; the unfair lock made one add wait 29 of 30 steps.
     assert ticks > 20 and len(spans) > 5
-    assert max(spans) <= 2, spans
+    assert max(spans) <= 6, spans

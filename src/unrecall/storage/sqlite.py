@@ -263,11 +263,13 @@ class SQLiteStorage:
 
     def _configure(self) -> None:
         # apsw runs a multi-statement string lazily, so pragmas go one by one.
+        if not self._scalar("PRAGMA page_count"):
+            # A new store compacts in steps (``compact``). Set before WAL,
+            # which writes a new file's header; only then, as setting it on
+            # a store rewrites the header, and opening a store must not
+            # write it (``migrate`` reads its source that way).
+            self._db.execute("PRAGMA auto_vacuum=INCREMENTAL").fetchall()
         for pragma in (
-            # Before WAL, which writes the header of a new file: a store made
-            # now compacts in steps (``compact``). An older store keeps its
-            # mode until its first compaction rewrites it.
-            "auto_vacuum=INCREMENTAL",
             "journal_mode=WAL",
             "secure_delete=ON",
             "foreign_keys=ON",
@@ -570,6 +572,7 @@ class SQLiteStorage:
         ``tick`` is called after each step (progress)."""
         with self._lock:
             if self._scalar("PRAGMA auto_vacuum") != _INCREMENTAL:
+                self._db.execute("PRAGMA auto_vacuum=INCREMENTAL").fetchall()
                 self._vacuum(tick)
         while True:
             start = time.monotonic()
@@ -585,8 +588,8 @@ class SQLiteStorage:
         self.erase()  # the checkpoint truncates the file to what is left
 
     def _vacuum(self, tick: Callable[[], None] | None) -> None:
-        """Rewrite the whole file, taking up the ``auto_vacuum`` mode set at
-        open; ``tick`` every ``COMPACT_TICK`` SQLite steps meanwhile."""
+        """Rewrite the whole file, which takes up the ``auto_vacuum`` mode
+        just set; ``tick`` every ``COMPACT_TICK`` SQLite steps meanwhile."""
         if tick is not None:
 
             def on_steps() -> bool:
