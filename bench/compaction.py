@@ -78,8 +78,13 @@ def largest_tenant(mem: Memory) -> tuple[str, list[str]]:
     return key.removeprefix("user:"), uids
 
 
-def compact_with_writer(mem: Memory) -> dict[str, Any]:
-    """Compact in steps while a thread adds memories; the steps' and the
+class _Enough(Exception):
+    """Raised from the progress tick to end a compaction after ``--max-seconds``."""
+
+
+def compact_with_writer(mem: Memory, max_seconds: float) -> dict[str, Any]:
+    """Compact in steps while a thread adds memories, for at most
+    ``max_seconds`` (every step before is committed); the steps' and the
     adds' durations."""
     steps: list[float] = []
     adds: list[float] = []
@@ -100,18 +105,24 @@ def compact_with_writer(mem: Memory) -> dict[str, Any]:
         now = time.perf_counter()
         steps.append(now - last)
         last = now
+        if now - start > max_seconds:
+            raise _Enough
 
     thread = threading.Thread(target=writer)
     thread.start()
     time.sleep(ALONE_S)  # the writer's adds with nothing else going on
     alone, adds[:] = list(adds), []
     start = last = time.perf_counter()
+    finished = True
     try:
         mem.storage.compact(tick)
+    except _Enough:
+        finished = False
     finally:
         stop.set()
         thread.join()
     return {
+        "finished": finished,
         "seconds": round(time.perf_counter() - start, 2),
         "steps": len(steps),
         "step_and_pause_ms": _ms(steps),
@@ -128,13 +139,17 @@ def main() -> None:
     p.add_argument("--forget", type=int, default=5_000)
     p.add_argument("--drop-largest", action="store_true", help="delete the largest tenant")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument(
+        "--max-seconds", type=float, default=float("inf"), help="stop the compaction after this"
+    )
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args()
     work = args.work or args.store.with_name(f"compaction-{os.getpid()}.db")
     report: dict[str, Any] = {
         "command": "python bench/compaction.py "
         + f"--store STORE --forget {args.forget} --seed {args.seed}"
-        + (" --drop-largest" if args.drop_largest else ""),
+        + (" --drop-largest" if args.drop_largest else "")
+        + (f" --max-seconds {args.max_seconds:g}" if args.max_seconds < float("inf") else ""),
         "step_pages": sqlite_storage.COMPACT_STEP,
     }
     copy(args.store, work)
@@ -160,7 +175,7 @@ def main() -> None:
                 report["delete_all_s"] = round(time.perf_counter() - start, 2)
             report["free_pages"] = mem.storage._scalar("PRAGMA freelist_count")
             report["bytes_before_compaction"] = mem.storage.size()
-            report["compaction"] = compact_with_writer(mem)
+            report["compaction"] = compact_with_writer(mem, args.max_seconds)
             report["bytes_after_compaction"] = mem.storage.size()
     finally:
         for suffix in ("", "-wal", "-shm", ".receipt-key"):
