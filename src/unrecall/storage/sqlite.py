@@ -565,7 +565,7 @@ class SQLiteStorage:
         steps: each moves up to ``COMPACT_STEP`` pages from the end of the
         file into free ones (SQLite's incremental vacuum) in a write
         transaction of its own, so writers, forgets and other processes get
-        in between, where a VACUUM held the write lock for minutes at a
+        in between, where a VACUUM held the write lock for 55 s at a
         million memories (issue #17). Erasure never waits for this: freed
         pages are zeroed at commit. A store made before incremental
         compaction is rewritten whole (VACUUM) once, which switches it over.
