@@ -23,12 +23,15 @@ import argparse
 import json
 import os
 import random
-import shutil
 import statistics
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+import perf
 
 from unrecall import Memory
 from unrecall.storage import sqlite as sqlite_storage
@@ -46,19 +49,6 @@ def _ms(seconds: list[float]) -> dict[str, float]:
         "p95": round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 2),
         "max": round(ordered[-1] * 1000, 2),
     }
-
-
-def copy(src: Path, dst: Path) -> None:
-    """Copy a closed store and write the copy back, so that no fsync in
-    the timed work pays for gigabytes of the copy's dirty pages."""
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{dst}{suffix}").unlink(missing_ok=True)
-    shutil.copyfile(src, dst)
-    fd = os.open(dst, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def largest_tenant(mem: Memory) -> tuple[str, list[str]]:
@@ -152,7 +142,7 @@ def main() -> None:
         + (f" --max-seconds {args.max_seconds:g}" if args.max_seconds < float("inf") else ""),
         "step_pages": sqlite_storage.COMPACT_STEP,
     }
-    copy(args.store, work)
+    perf.copy_store(args.store, work)
     try:
         with Memory(work) as mem:
             report["bytes_at_start"] = mem.storage.size()
@@ -178,8 +168,7 @@ def main() -> None:
             report["compaction"] = compact_with_writer(mem, args.max_seconds)
             report["bytes_after_compaction"] = mem.storage.size()
     finally:
-        for suffix in ("", "-wal", "-shm", ".receipt-key"):
-            Path(f"{work}{suffix}").unlink(missing_ok=True)
+        perf.remove_store(work)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
