@@ -144,18 +144,18 @@ def posting_rows(blocks: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 def check_lists(storage: Any, split_at: int | None = None, chunk: int | None = None) -> None:
     """The SQLite store's vector lists hold exactly its stored vectors: every
     row of ``memory_vectors`` is in the chunks of the list it names, once,
-    with the codes its vector quantises to; each list's size counts its
-    members and its centroid is their mean; no list or chunk is empty or
-    over size."""
+    and of its second list (``spill``) if it names one, once, with the
+    codes its vector quantises to; each list's size counts its members and
+    its centroid is their mean; no list or chunk is empty or over size."""
     from unrecall.storage import sqlite_lists, vector_lists
 
     split_at = sqlite_lists.SPLIT_AT if split_at is None else split_at
     chunk = sqlite_lists.CHUNK if chunk is None else chunk
     dim = storage.dim
     table = {
-        mid: (tid, lst, np.frombuffer(blob, dtype=np.float32))
-        for mid, tid, lst, blob in storage._rows(
-            "SELECT id, tenant_id, list, embedding FROM memory_vectors"
+        mid: (tid, lst, spill, np.frombuffer(blob, dtype=np.float32))
+        for mid, tid, lst, spill, blob in storage._rows(
+            "SELECT id, tenant_id, list, spill, embedding FROM memory_vectors"
         )
     }
     members: dict[tuple[int, int], list[vector_lists.Rows]] = {}
@@ -165,18 +165,21 @@ def check_lists(storage: Any, split_at: int | None = None, chunk: int | None = N
         rows = vector_lists.Rows.stored(dim, [(bytes(ids), bytes(codes), bytes(meta))])
         assert 0 < len(rows) <= chunk
         members.setdefault((tid, lst), []).append(rows)
-    seen: set[int] = set()
+    seen: set[tuple[int, int]] = set()  # (memory, list)
     lists = storage._rows("SELECT tenant_id, list, size, centroid FROM vector_lists")
     assert {(t, lst) for t, lst, _, _ in lists} == set(members)
     for tid, lst, size, centroid in lists:
         rows = vector_lists.Rows.concat(dim, members[(tid, lst)])
         assert size == len(rows) <= split_at
         for mid in rows.ids.tolist():
-            assert mid not in seen and table[mid][:2] == (tid, lst)
-            seen.add(mid)
-        want = vector_lists.Rows.of(rows.ids, np.stack([table[m][2] for m in rows.ids.tolist()]))
+            assert (mid, lst) not in seen and table[mid][0] == tid and lst in table[mid][1:3]
+            seen.add((mid, lst))
+        want = vector_lists.Rows.of(rows.ids, np.stack([table[m][3] for m in rows.ids.tolist()]))
         assert np.array_equal(rows.codes, want.codes)
         np.testing.assert_allclose(
             np.frombuffer(centroid, dtype=np.float32), vector_lists.mean(rows), atol=1e-5
         )
-    assert seen == set(table)
+    want_seen = {(mid, lst) for mid, (_, lst, _, _) in table.items()}
+    want_seen |= {(mid, sp) for mid, (_, _, sp, _) in table.items() if sp is not None}
+    assert all(sp != lst for _, lst, sp, _ in table.values())
+    assert seen == want_seen

@@ -14,7 +14,7 @@ import hmac
 from pathlib import Path
 
 import pytest
-from helpers import posting_rows
+from helpers import check_lists, posting_rows
 
 from unrecall import Memory
 from unrecall.progress import Progress
@@ -140,6 +140,7 @@ def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
         ]
         db = mem.storage._db
         db.execute("DROP TABLE vector_lists; DROP TABLE vector_chunks")
+        db.execute("ALTER TABLE memory_vectors DROP COLUMN spill")
         db.execute("ALTER TABLE memory_vectors DROP COLUMN list")
         db.execute(
             "CREATE TABLE vector_log(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -176,3 +177,32 @@ def test_a_store_of_the_row_per_posting_layout_is_upgraded_on_open(
         db = mem.storage._db
         assert {k: list(db.execute(f"SELECT * FROM {k}_docs ORDER BY doc")) for k in _KINDS} == docs
         assert layout(mem) == fresh_layout(tmp_path)
+
+
+def test_a_store_of_single_lists_is_listed_again_with_second_lists_on_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Schema v7 put each vector in one list. Opening such a store (made here
+    # from a current one, as v7 left it) lists every vector again, so that a
+    # probed tenant's vectors get their second lists, and the lists hold
+    # exactly the stored vectors.
+    monkeypatch.setattr("unrecall.storage.sqlite_lists.SPLIT_AT", 16)
+    monkeypatch.setattr("unrecall.storage.vector_lists.EXACT_UP_TO", 40)
+    monkeypatch.setattr("unrecall.storage.vector_lists.PROBE", 2)
+    monkeypatch.setattr("unrecall.storage.sqlite._STREAM_BATCH", 7)
+    path = tmp_path / "v7.db"
+    with Memory(path, embedder="hashing") as mem:
+        for i in range(120):
+            mem.add(f"the heron {i} waits by the copper kettle near lantern {i % 3}", user_id="u")
+        db = mem.storage._db
+        db.execute("UPDATE memory_vectors SET spill = NULL")
+        db.execute("ALTER TABLE memory_vectors DROP COLUMN spill")
+        db.execute("PRAGMA user_version=7")
+    with Memory(path, embedder="hashing") as mem:
+        assert mem.storage._scalar("PRAGMA user_version") == SCHEMA_VERSION
+        check_lists(mem.storage, split_at=16)
+        spilled = mem.storage._scalar(
+            "SELECT count(*) FROM memory_vectors WHERE spill IS NOT NULL"
+        )
+        assert spilled >= 120 - 40 - 7  # all but those listed while the tenant was small
+        assert mem.search("heron 7 copper kettle", user_id="u", k=3)

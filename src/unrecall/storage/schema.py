@@ -10,7 +10,7 @@ ends with exactly the layout of a new one.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _TENANTS = """CREATE TABLE tenants(
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -185,9 +185,14 @@ _V7 = [
 ]
 
 
+# What schema v8 changed: a vector in a large tenant is also in a second
+# list (SOAR, storage.vector_lists), named by ``spill``.
+_V8 = ["ALTER TABLE memory_vectors ADD COLUMN spill INTEGER"]
+
+
 def schema() -> list[str]:
     """Statements that make a new store of the current version."""
-    return [_TENANTS, *_CORE, *_V3, *_V6, *_V7]
+    return [_TENANTS, *_CORE, *_V3, *_V6, *_V7, *_V8]
 
 
 def migrations() -> dict[int, list[str]]:
@@ -237,4 +242,7 @@ def migrations() -> dict[int, list[str]]:
         # Vectors in lists: every stored vector is listed by
         # ``SQLiteStorage._list_vectors``; the vector log goes.
         7: [*_V7, "DROP TABLE vector_log"],
+        # Second lists: the lists are made again, every vector listed anew
+        # by ``SQLiteStorage._list_vectors``.
+        8: [*_V8, "DELETE FROM vector_chunks", "DELETE FROM vector_lists"],
     }

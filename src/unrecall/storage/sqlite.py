@@ -371,9 +371,9 @@ class SQLiteStorage:
                         self._write(stmt)
                     if v == 6:
                         self._pack_postings()
-                    if v == 7:
-                        self._list_vectors()
                     self._write(f"PRAGMA user_version={v}")
+                if version < 8:  # v7 made the lists, v8 makes them again
+                    self._list_vectors()
         stored = self._scalar("SELECT value FROM meta WHERE key = 'embedder'")
         if stored != embedder_name:
             raise StoreError(
@@ -404,8 +404,8 @@ class SQLiteStorage:
             self._write(f"DROP TABLE {old}")
 
     def _list_vectors(self) -> None:
-        """Schema v7: every stored vector put in its tenant's lists, a batch
-        at a time in id order (as if added anew)."""
+        """Schemas v7 and v8: every stored vector put in its tenant's lists,
+        a batch at a time in id order (as if added anew)."""
         rows = self._db.execute(
             "SELECT tenant_id, id, embedding FROM memory_vectors ORDER BY tenant_id, id"
         )

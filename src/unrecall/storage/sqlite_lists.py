@@ -3,7 +3,7 @@
 ``vector_lists`` holds each list's size and centroid, ``vector_chunks``
 its members' int8 codes in chunks of up to ``CHUNK``, and
 ``memory_vectors`` each memory's float32 vector (for the rescore) and the
-list it is in. All writes run inside the store's transaction and go
+lists it is in (``list``, and ``spill`` for its second). All writes run inside the store's transaction and go
 through its connection; a search reads on whichever connection the store
 hands it, and caches a tenant's centroids per tenant version, so it sees
 other processes' commits without a log of its own.
@@ -115,6 +115,10 @@ class ListIndex:
             )
             if len(rows) == 0:
                 return []
+            # a vector spilled to a second list is read twice when both are probed
+            _, once = np.unique(rows.ids, return_index=True)
+            if len(once) < len(rows):
+                rows = rows.take(once)
             order, bound = int8_scan().candidates(rows, query, limit)
             ids, sims = self._rescore(db, rows.ids[order], bound, query, limit)
         top = np.lexsort((ids, -sims))[:limit]  # ties by id, whatever order rows came in
@@ -200,7 +204,8 @@ class ListIndex:
     def add(self, db: apsw.Connection, tenant_id: int, ids: np.ndarray, vecs: np.ndarray) -> None:
         """List vectors whose ``memory_vectors`` rows are in already: each
         joins the list of the nearest centroid (a tenant's first makes
-        list 0), and a list grown past ``SPLIT_AT`` is split."""
+        list 0) and, in a tenant large enough to be probed, a second list
+        (``Centroids.place``); a list grown past ``SPLIT_AT`` is split."""
         cents = self._for_writing(db, tenant_id)
         if len(cents.lists) == 0:
             self._relisted.add(tenant_id)
@@ -208,14 +213,22 @@ class ListIndex:
                 "INSERT INTO vector_lists(tenant_id, list, size, centroid) VALUES (?, 0, 0, ?)",
                 (tenant_id, np.zeros(self.dim, np.float32).tobytes()),
             )
-            where = np.zeros(len(ids), dtype=np.int64)
+            where, spill = np.zeros(len(ids), dtype=np.int64), None
         else:
-            where = cents.nearest(vecs)
-        for list_id in np.unique(where):
-            members = np.flatnonzero(where == list_id)
-            self._append(db, tenant_id, int(list_id), Rows.of(ids[members], vecs[members]))
+            where, spill = cents.place(vecs)
+        for column, placed in (("list", where), ("spill", spill)):
+            if placed is None:
+                continue
+            for list_id in np.unique(placed):
+                members = np.flatnonzero(placed == list_id)
+                new = Rows.of(ids[members], vecs[members])
+                self._append(db, tenant_id, int(list_id), new, column)
 
-    def _append(self, db: apsw.Connection, tenant_id: int, list_id: int, new: Rows) -> None:
+    def _append(
+        self, db: apsw.Connection, tenant_id: int, list_id: int, new: Rows, column: str
+    ) -> None:
+        """Append ``new`` to a list, as the members it holds in ``column``
+        of ``memory_vectors`` (``list`` or ``spill``)."""
         size, centroid = db.execute(
             "SELECT size, centroid FROM vector_lists WHERE tenant_id = ? AND list = ?",
             (tenant_id, list_id),
@@ -244,7 +257,7 @@ class ListIndex:
             (total, mid.astype(np.float32).tobytes(), tenant_id, list_id),
         )
         self._write(
-            f"UPDATE memory_vectors SET list = ? WHERE id IN {_IDS}",
+            f"UPDATE memory_vectors SET {column} = ? WHERE id IN {_IDS}",
             (list_id, _ids(new.ids.tolist())),
         )
         if total > SPLIT_AT:
@@ -304,9 +317,11 @@ class ListIndex:
         self._relisted.add(tenant_id)  # a new list
         self._relist(tenant_id, list_id, keep)
         self._relist(tenant_id, new_id, move)
+        # a member is here as its first list or as its second
         self._write(
-            f"UPDATE memory_vectors SET list = ? WHERE id IN {_IDS}",
-            (new_id, _ids(move.ids.tolist())),
+            "UPDATE memory_vectors SET list = iif(list = ?1, ?2, list),"
+            " spill = iif(spill = ?1, ?2, spill) WHERE id IN (SELECT value FROM json_each(?3))",
+            (list_id, new_id, _ids(move.ids.tolist())),
         )
         for part, part_id in ((keep, list_id), (move, new_id)):
             if len(part) > SPLIT_AT:
@@ -317,12 +332,14 @@ class ListIndex:
         Each list they leave is written anew from the members that stay,
         so neither a chunk nor a centroid keeps a trace of them."""
         placed = db.execute(
-            f"SELECT tenant_id, list, id FROM memory_vectors WHERE id IN {_IDS}", (_ids(ids),)
+            f"SELECT tenant_id, list, spill, id FROM memory_vectors WHERE id IN {_IDS}",
+            (_ids(ids),),
         ).fetchall()
         gone: dict[tuple[int, int], set[int]] = {}
-        for tenant_id, list_id, mid in placed:
-            if list_id is not None:
-                gone.setdefault((tenant_id, list_id), set()).add(mid)
+        for tenant_id, list_id, spill, mid in placed:
+            for held in (list_id, spill):
+                if held is not None:
+                    gone.setdefault((tenant_id, held), set()).add(mid)
         for (tenant_id, list_id), mids in gone.items():
             rows = self._members(db, tenant_id, list_id)
             stay = ~np.isin(rows.ids, np.fromiter(mids, dtype=np.int64, count=len(mids)))
