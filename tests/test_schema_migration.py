@@ -201,8 +201,6 @@ def test_a_store_of_single_lists_is_listed_again_with_second_lists_on_open(
     with Memory(path, embedder="hashing") as mem:
         assert mem.storage._scalar("PRAGMA user_version") == SCHEMA_VERSION
         check_lists(mem.storage, split_at=16)
-        spilled = mem.storage._scalar(
-            "SELECT count(*) FROM memory_vectors WHERE spill IS NOT NULL"
-        )
+        spilled = mem.storage._scalar("SELECT count(*) FROM memory_vectors WHERE spill IS NOT NULL")
         assert spilled >= 120 - 40 - 7  # all but those listed while the tenant was small
         assert mem.search("heron 7 copper kettle", user_id="u", k=3)

@@ -4,9 +4,10 @@
 its members' int8 codes in chunks of up to ``CHUNK``, and
 ``memory_vectors`` each memory's float32 vector (for the rescore) and the
 lists it is in (``list``, and ``spill`` for its second). All writes run
-inside the store's transaction and go through its connection; a search reads on whichever connection the store
-hands it, and caches a tenant's centroids per tenant version, so it sees
-other processes' commits without a log of its own.
+inside the store's transaction and go through its connection; a search
+reads on whichever connection the store hands it, and caches a tenant's
+centroids per tenant version, so it sees other processes' commits without
+a log of its own.
 """
 
 from __future__ import annotations
