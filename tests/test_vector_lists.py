@@ -202,10 +202,11 @@ def test_a_small_tenant_is_searched_exactly_and_a_large_one_by_its_lists(
             assert np.allclose([s for _, s in got], np.sort(mat @ q)[::-1][:5], atol=1e-6)
 
 
-def test_a_purge_rewrites_the_list_and_its_centroid_from_the_members_that_stay(
+def test_a_purge_rewrites_its_chunks_and_centroids_from_the_members_that_stay(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sqlite_lists, "SPLIT_AT", 16)
+    monkeypatch.setattr(sqlite_lists, "CHUNK", 4)
     # a tenant that is probed, so the secret is in a second list as well
     monkeypatch.setattr(vector_lists, "EXACT_UP_TO", 20)
     monkeypatch.setattr(vector_lists, "PROBE", 2)
@@ -226,8 +227,17 @@ def test_a_purge_rewrites_the_list_and_its_centroid_from_the_members_that_stay(
         st_.erase()  # (a checkpoint) the scan below can see both forms while they live
         raw = b"".join(p.read_bytes() for p in st_.files())
         assert float_bytes in raw and codes in raw
+        chunks_of = "SELECT rowid, ids FROM vector_chunks WHERE tenant_id = ? AND list IN (?, ?)"
+        untouched = {
+            rowid
+            for rowid, ids in st_._rows(chunks_of, (tid, list_id, spill))
+            if row.id not in np.frombuffer(ids, dtype=np.int64)
+        }
+        assert untouched
         mem.purge(secret, user_id="u")
         check_lists(st_, split_at=16)
+        # only the two chunks that held it were written again
+        assert untouched == {r for r, _ in st_._rows(chunks_of, (tid, list_id, spill))}
         # the forensic look: neither form of the vector is left in any file
         st_.erase()
         raw = b"".join(p.read_bytes() for p in st_.files())

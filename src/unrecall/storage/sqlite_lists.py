@@ -286,17 +286,22 @@ class ListIndex:
 
     def _relist(self, tenant_id: int, list_id: int, rows: Rows) -> None:
         """Write a list anew from its members: chunks packed, size and
-        centroid derived from them alone (or the list gone when empty)."""
+        centroid derived from them alone."""
         self._write(
             "DELETE FROM vector_chunks WHERE tenant_id = ? AND list = ?", (tenant_id, list_id)
         )
+        self._put_chunks(tenant_id, list_id, 0, rows)
+        self._recount(tenant_id, list_id, rows)
+
+    def _recount(self, tenant_id: int, list_id: int, rows: Rows) -> None:
+        """A list's size and centroid, from its members ``rows`` alone (or
+        the list gone when there are none)."""
         if len(rows) == 0:
             self._relisted.add(tenant_id)
             self._write(
                 "DELETE FROM vector_lists WHERE tenant_id = ? AND list = ?", (tenant_id, list_id)
             )
             return
-        self._put_chunks(tenant_id, list_id, 0, rows)
         centre = mean(rows)
         self._write(
             "INSERT OR REPLACE INTO vector_lists(tenant_id, list, size, centroid)"
@@ -330,8 +335,9 @@ class ListIndex:
 
     def remove(self, db: apsw.Connection, ids: Sequence[int]) -> None:
         """Take memories' vectors out of their lists and delete their rows.
-        Each list they leave is written anew from the members that stay,
-        so neither a chunk nor a centroid keeps a trace of them."""
+        The chunks that held them are written again without them, and each
+        list's centroid anew from the members that stay, so neither a chunk
+        nor a centroid keeps a trace of them."""
         placed = db.execute(
             f"SELECT tenant_id, list, spill, id FROM memory_vectors WHERE id IN {_IDS}",
             (_ids(ids),),
@@ -342,10 +348,33 @@ class ListIndex:
                 if held is not None:
                     gone.setdefault((tenant_id, held), set()).add(mid)
         for (tenant_id, list_id), mids in gone.items():
-            rows = self._members(db, tenant_id, list_id)
-            stay = ~np.isin(rows.ids, np.fromiter(mids, dtype=np.int64, count=len(mids)))
-            self._relist(tenant_id, list_id, rows.take(np.flatnonzero(stay)))
+            self._drop_members(db, tenant_id, list_id, mids)
         self._write(f"DELETE FROM memory_vectors WHERE id IN {_IDS}", (_ids(ids),))
+
+    def _drop_members(
+        self, db: apsw.Connection, tenant_id: int, list_id: int, mids: set[int]
+    ) -> None:
+        """Rewrite only the chunks of a list that hold ``mids``, without
+        them (a purge writes one chunk, not the list's eight), then its size
+        and centroid from all the members that stay."""
+        gone = np.fromiter(mids, dtype=np.int64, count=len(mids))
+        parts = []
+        for chunk, *stored in db.execute(
+            "SELECT chunk, ids, codes, meta FROM vector_chunks WHERE tenant_id = ? AND list = ?"
+            " ORDER BY chunk",
+            (tenant_id, list_id),
+        ).fetchall():
+            rows = Rows.stored(self.dim, [stored])
+            hit = np.isin(rows.ids, gone)
+            if hit.any():
+                rows = rows.take(np.flatnonzero(~hit))
+                self._write(
+                    "DELETE FROM vector_chunks WHERE tenant_id = ? AND list = ? AND chunk = ?",
+                    (tenant_id, list_id, chunk),
+                )
+                self._put_chunks(tenant_id, list_id, chunk, rows)
+            parts.append(rows)
+        self._recount(tenant_id, list_id, Rows.concat(self.dim, parts))
 
     def drop_tenant(self, tenant_id: int) -> None:
         """Delete every list, chunk and vector of a tenant."""
