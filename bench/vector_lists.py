@@ -52,9 +52,13 @@ def main() -> None:
         make_embedder("minilm").embed(perf.make_queries(200, 20_240_601 + 10)), dtype=np.float32
     )
     with Memory(args.store, embedder="minilm") as mem:
-        (tenant, size) = mem.storage._db.execute(
+        # a list entry per vector, and one more per vector spilled to a second list
+        (tenant, entries) = mem.storage._db.execute(
             "SELECT tenant_id, sum(size) FROM vector_lists GROUP BY 1 ORDER BY 2 DESC LIMIT 1"
         ).fetchone()
+        size = mem.storage._scalar(
+            "SELECT count(*) FROM memory_vectors WHERE tenant_id = ?", (tenant,)
+        )
         lists = mem.storage._lists.centroids(mem.storage._db, tenant)
         size_of = dict(zip(lists.lists.tolist(), lists.sizes.tolist(), strict=True))
         started = time.perf_counter()
@@ -80,6 +84,7 @@ def main() -> None:
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": perf.machine(),
         "tenant_vectors": int(size),
+        "tenant_list_entries": int(entries),
         "lists": len(lists.lists),
         "exact_pass_s": round(exact_s, 1),
         "relisted": relisted,

@@ -237,7 +237,8 @@ def test_a_purge_rewrites_its_chunks_and_centroids_from_the_members_that_stay(
         mem.purge(secret, user_id="u")
         check_lists(st_, split_at=16)
         # only the two chunks that held it were written again
-        assert untouched == {r for r, _ in st_._rows(chunks_of, (tid, list_id, spill))}
+        after = {r for r, _ in st_._rows(chunks_of, (tid, list_id, spill))}
+        assert untouched <= after and len(after - untouched) <= 2
         # the forensic look: neither form of the vector is left in any file
         st_.erase()
         raw = b"".join(p.read_bytes() for p in st_.files())
