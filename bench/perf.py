@@ -631,6 +631,8 @@ def _area(name: str) -> str:
     """The purpose a table or index of either backend serves."""
     if name.startswith("memory_vectors"):
         return "vectors"
+    if name.startswith(("vector_lists", "vector_chunks", "sqlite_autoindex_vector_")):
+        return "vector lists (int8 codes, centroids)"
     if name.startswith(
         ("memory_postings", "memory_docs", "lexicon", "sqlite_autoindex_lexicon")
     ) or name.startswith("sqlite_autoindex_memory_postings"):
@@ -1081,6 +1083,9 @@ def cached_build(
     if db.exists() and meta.exists() and not rebuild:
         info = json.loads(meta.read_text())
         info["reused"] = True
+        # the store here, not where it was built: a copy of a cache (say, one
+        # whose lists were made again) is measured, not its original
+        info["path"] = str(db)
         info.setdefault("big_owners", [BIG_USER] * len(info["big_uids"]))  # before --tenants
         return Build(**info)
     cache.mkdir(parents=True, exist_ok=True)

@@ -80,3 +80,19 @@ def test_a_cold_start_starts_with_the_store_out_of_the_page_cache(tmp_path: Path
     assert perf.resident_share(db) > 0.9
     assert perf.evict_page_cache(db) <= 0.01
     assert perf.resident_share(db) <= 0.01
+
+
+def test_a_cached_build_copied_elsewhere_is_measured_where_it_is(tmp_path: Path) -> None:
+    # A cache directory copied whole (store and metadata) keeps the path it
+    # was built at in its metadata; the copy, not the original, is measured.
+    perf = _perf()
+    original, copy = tmp_path / "a", tmp_path / "b"
+    original.mkdir()
+    texts = (["my cat is called Tom", "I drink green tea"], ["the pier lamp is blue"])
+    build = perf.cached_build(original, 2, 1, 1, 2, False, *texts, lambda _: None)
+    assert Path(build.path).parent == original
+    copy.mkdir()
+    for f in original.iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    reused = perf.cached_build(copy, 2, 1, 1, 2, False, *texts, lambda _: None)
+    assert reused.reused and Path(reused.path).parent == copy
