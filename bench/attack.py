@@ -38,7 +38,11 @@ plaintext and digests, and the vectors attack pointed at the live secret
 vectors must invert them, so that a 0 elsewhere means a closed channel, not a
 blind attack.
 
-    python bench/attack.py [--kinds all|k1,k2] [--crash] [--out bench/results/attack]
+With ``--small-lists`` the SQLite store's vector lists are made small, so
+that the victim's vectors are also written to second lists (schema v8), and
+each row's notes count them.
+
+    python bench/attack.py [--kinds all|k1,k2] [--crash] [--small-lists] [--out DIR]
 """
 
 from __future__ import annotations
@@ -345,6 +349,12 @@ def write_and_forget(mem: Memory, kind: str, plan: Plan) -> dict[str, Any]:
     victim_tid = mem.storage.tenant(f"user:{VICTIM}", False)
     removed: set[str] = set()
     notes: dict[str, Any] = {}
+    if os.environ.get(SMALL_LISTS):
+        # proof that there were second lists to attack
+        notes["victim_vectors_in_second_lists"] = mem.storage._scalar(
+            "SELECT count(*) FROM memory_vectors WHERE tenant_id = ? AND spill IS NOT NULL",
+            (victim_tid,),
+        )
     if kind == "dialogue_request":
         notes["requests_detected"] = sum(bool(reqs) for reqs in said)
         notes["request_matches"] = _count(q["match"] for reqs in said for q in reqs)
@@ -1789,6 +1799,26 @@ def _fmt(d: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(d.items())) or "-"
 
 
+# Set by --small-lists, and so seen by the crash mode's spawned children too.
+SMALL_LISTS = "UNRECALL_ATTACK_SMALL_LISTS"
+
+
+def small_lists() -> None:
+    """SQLite vector lists split at 8 members, and a tenant of more than 16
+    list entries searched through 2 lists: the victim's tenant is then
+    large enough that its vectors are written to second lists (SOAR), and
+    the attack must find those empty as well."""
+    from unrecall.storage import sqlite_lists, vector_lists
+
+    sqlite_lists.SPLIT_AT = 8
+    vector_lists.EXACT_UP_TO = 16
+    vector_lists.PROBE = 2
+
+
+if os.environ.get(SMALL_LISTS):
+    small_lists()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the attack over the chosen kinds and write attack.json / attack.md."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -1796,7 +1826,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--crash", action="store_true", help="also run every kind in crash mode")
     ap.add_argument("--out", default="bench/results/attack")
     ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument(
+        "--small-lists", action="store_true", help="small vector lists: vectors get second lists"
+    )
     args = ap.parse_args(argv)
+    if args.small_lists:
+        os.environ[SMALL_LISTS] = "1"
+        small_lists()
     kinds = list(KINDS) if args.kinds == "all" else args.kinds.split(",")
     unknown = set(kinds) - set(KINDS) - {CONTROL}
     if unknown:
