@@ -49,9 +49,10 @@ SPLIT_AT = 512  # a list with more members than this is split in two
 # the search reads ~0.5-1 us a row (bench/vector_lists.py, docs/benchmarks.md,
 # issue #17). 32 keeps a margin for a tenant that grows past that.
 PROBE = 32
-# A tenant of up to this many vectors is read whole, so its search is exact:
-# about what PROBE lists hold (9,918 rows at the p50 there), so reading a
-# whole tenant of this size costs what a probe does.
+# A tenant of up to this many list entries (its vectors, and their second
+# lists once it has them) is read whole, so its search is exact: about what
+# PROBE lists hold (9,767 rows at the p50 at 1M), so reading a whole tenant
+# of this size costs what a probe does.
 EXACT_UP_TO = 10_000
 # SOAR's lambda: how much a second list's residual along the first one's
 # counts against it (1.0 is the paper's choice, and measured best of 0, 1
