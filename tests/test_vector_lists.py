@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import check_lists
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from unrecall import Memory
@@ -304,6 +304,16 @@ OPS = st.lists(
 
 @settings(max_examples=25, deadline=None)
 @given(ops=OPS)
+# a purge that brings a probed tenant back under EXACT_UP_TO: the cached
+# sizes must say so, or the search probes where it should read every list
+@example(
+    ops=[
+        ("a", "add", "v", 30),
+        ("a", "add", "v", 31),
+        ("a", "add", "v", 39),
+        ("a", "purge", "v", 0),
+    ]
+)
 def test_two_connections_keep_the_lists_equal_to_the_table(ops: list) -> None:  # type: ignore[type-arg]
     # Whatever two connections do in turn, the lists hold exactly the stored
     # vectors, each list's centroid is its members' mean, and no list
@@ -368,8 +378,11 @@ def test_a_search_reuses_the_centroids_until_the_lists_change(tmp_path: Path) ->
         mem.search("harbour", user_id="u")
         assert cache[tid] is first
         gone = mem.add("the harbour crane is blue", user_id="u").ids[0]
-        carried = cache[tid]  # not read again: the same arrays, at the new version
+        carried = cache[tid]  # not read again: the same means, at the new version
         assert carried.units is first.units and carried.version == mem.storage.tenant_version(tid)
+        # but the sizes as they are now: whether a tenant is read whole hangs on them
+        fresh = mem.storage._lists.centroids(mem.storage._db, tid)
+        assert np.array_equal(carried.sizes, fresh.sizes) and fresh.sizes.sum() == 2
         mem.purge(gone, user_id="u")
         second = cache[tid]
         assert second.version == mem.storage.tenant_version(tid)

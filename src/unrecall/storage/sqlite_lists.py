@@ -66,6 +66,10 @@ class ListIndex:
         # lists the open transaction wrote anew, by tenant: their new means,
         # for the cached centroids at commit (no old mean outlives a member)
         self._recentred: dict[int, dict[int, np.ndarray]] = {}
+        # the sizes of the lists the open transaction appended to or wrote
+        # anew, by tenant: whether a search reads a tenant whole depends on
+        # them, so the cached ones must not lag
+        self._resized: dict[int, dict[int, int]] = {}
 
     # -- reads ------------------------------------------------------------
     def centroids(self, db: apsw.Connection, tenant_id: int, cached: bool = False) -> Centroids:
@@ -168,8 +172,9 @@ class ListIndex:
         tenant whose set of lists this transaction left as it was keeps its
         cached centroids, with the lists it wrote anew recentred (the
         others' means lag a little behind appends, which only orders the
-        probe), so that a search after each write need not read them all
-        again. Another process's commit still means a reload."""
+        probe) and every list's size as it is now, so that a search after
+        each write need not read them all again. Another process's commit
+        still means a reload."""
         with self._cache_lock:
             for tenant_id in self._relisted:
                 self._cache.pop(tenant_id, None)
@@ -177,20 +182,26 @@ class ListIndex:
                 hit = self._cache.pop(tenant_id, None)
                 if hit is None or tenant_id in self._relisted or hit.version != version - 1:
                     continue
-                units = hit.units
+                units, sizes = hit.units, hit.sizes
                 moved = self._recentred.get(tenant_id, {})
+                resized = self._resized.get(tenant_id, {})
+                at = {int(x): i for i, x in enumerate(hit.lists.tolist())}
                 if moved:
                     units = units.copy()  # a search may be reading the old array
-                    at = {int(x): i for i, x in enumerate(hit.lists.tolist())}
                     for list_id, centre in moved.items():
                         units[at[list_id]] = centre / max(float(np.linalg.norm(centre)), 1e-12)
-                self._cache[tenant_id] = replace(hit, version=version, units=units)
+                if resized:
+                    sizes = sizes.copy()
+                    for list_id, size in resized.items():
+                        sizes[at[list_id]] = size
+                self._cache[tenant_id] = replace(hit, version=version, units=units, sizes=sizes)
         self.rolled_back()
 
     def rolled_back(self) -> None:
         """The open transaction is gone, and with it its changes to lists."""
         self._relisted.clear()
         self._recentred.clear()
+        self._resized.clear()
 
     def _for_writing(self, db: apsw.Connection, tenant_id: int) -> Centroids:
         """The lists to put new vectors in: the cached centroids while this
@@ -257,6 +268,7 @@ class ListIndex:
             "UPDATE vector_lists SET size = ?, centroid = ? WHERE tenant_id = ? AND list = ?",
             (total, mid.astype(np.float32).tobytes(), tenant_id, list_id),
         )
+        self._resized.setdefault(tenant_id, {})[list_id] = total
         self._write(
             f"UPDATE memory_vectors SET {column} = ? WHERE id IN {_IDS}",
             (list_id, _ids(new.ids.tolist())),
@@ -309,6 +321,7 @@ class ListIndex:
             (tenant_id, list_id, len(rows), centre.tobytes()),
         )
         self._recentred.setdefault(tenant_id, {})[list_id] = centre
+        self._resized.setdefault(tenant_id, {})[list_id] = len(rows)
 
     def _split(self, db: apsw.Connection, tenant_id: int, list_id: int) -> None:
         rows = self._members(db, tenant_id, list_id)
