@@ -338,9 +338,9 @@ class ListIndex:
         self._relist(tenant_id, new_id, move)
         # a member is here as its first list or as its second
         self._write(
-            "UPDATE memory_vectors SET list = iif(list = ?1, ?2, list),"
-            " spill = iif(spill = ?1, ?2, spill) WHERE id IN (SELECT value FROM json_each(?3))",
-            (list_id, new_id, _ids(move.ids.tolist())),
+            "UPDATE memory_vectors SET list = iif(list = ?, ?, list),"
+            f" spill = iif(spill = ?, ?, spill) WHERE id IN {_IDS}",
+            (list_id, new_id, list_id, new_id, _ids(move.ids.tolist())),
         )
         for part, part_id in ((keep, list_id), (move, new_id)):
             if len(part) > SPLIT_AT:
