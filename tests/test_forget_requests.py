@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import time
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -243,18 +244,19 @@ def test_degenerate_input(text: str) -> None:
     assert detect(text) is None
 
 
-def test_long_turns_stay_fast() -> None:
+def test_long_turns_do_not_backtrack() -> None:
     # Lazy spans and optional groups must not backtrack catastrophically.
-    turns = [
-        "my " * 2000,
-        "forget my " + "a, " * 1500,
-        "x" * 20000,
-        "Lösche " + "meine Adresse und " * 500,
-    ]
-    start = time.perf_counter()
-    for turn in turns:
-        detect(turn)
-    assert time.perf_counter() - start < 2.0
+    # That runs for hours on turns like these, and ``re`` holds the GIL
+    # while it does, so the turns are read in a child that a minute's
+    # timeout stops: a guard against a hang, not a speed target (that is
+    # measured under bench/).
+    code = (
+        "from unrecall.dialogue.requests import detect\n"
+        "for turn in ['my ' * 2000, 'forget my ' + 'a, ' * 1500, 'x' * 20000,"
+        " 'Lösche ' + 'meine Adresse und ' * 500]:\n"
+        "    detect(turn)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], timeout=60, check=True)
 
 
 @pytest.mark.parametrize(

@@ -88,7 +88,8 @@ class ListIndex:
             version,
             self.dim,
             db.execute(
-                "SELECT list, size, centroid FROM vector_lists WHERE tenant_id = ?", (tenant_id,)
+                "SELECT list, size, centroid FROM vector_lists WHERE tenant_id = ? ORDER BY list",
+                (tenant_id,),
             ).fetchall(),
         )
         if cached:
@@ -185,15 +186,17 @@ class ListIndex:
                 units, sizes = hit.units, hit.sizes
                 moved = self._recentred.get(tenant_id, {})
                 resized = self._resized.get(tenant_id, {})
-                at = {int(x): i for i, x in enumerate(hit.lists.tolist())}
+                # hit.lists is in list order (``centroids``); a dict of the
+                # ~10k lists at 1M was built at every commit before
                 if moved:
                     units = units.copy()  # a search may be reading the old array
-                    for list_id, centre in moved.items():
-                        units[at[list_id]] = centre / max(float(np.linalg.norm(centre)), 1e-12)
+                    at = np.searchsorted(hit.lists, list(moved))
+                    centres = np.stack(list(moved.values()))
+                    norms = np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+                    units[at] = centres / norms
                 if resized:
                     sizes = sizes.copy()
-                    for list_id, size in resized.items():
-                        sizes[at[list_id]] = size
+                    sizes[np.searchsorted(hit.lists, list(resized))] = list(resized.values())
                 self._cache[tenant_id] = replace(hit, version=version, units=units, sizes=sizes)
         self.rolled_back()
 
