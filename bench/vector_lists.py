@@ -11,12 +11,12 @@ exact top 10 comes from one streamed pass over the stored float vectors::
     python bench/vector_lists.py --store STORE.db --out FILE.json
 
 With ``--relist BATCH`` the store's lists are first made again as ``add``
-makes them: every stored vector, tenant by tenant in id order, ``BATCH``
-at a time, each batch its own transaction. A store upgraded on open was
-listed 10,000 at a time in one transaction, which gives different lists;
-this makes those of a store built by ``add`` (at ``--batch`` 32 in
-``bench/perf.py``) without the two hours of embedding and indexing text.
-It writes the store in place: give it a copy.
+makes them: every stored vector in id order, ``BATCH`` at a time, each
+batch its own transaction (``SQLiteStorage.relist``, as an upgrade lists
+them, ``RELIST_BATCH`` at a time). At the batch of ``add`` (``--batch`` 32
+in ``bench/perf.py``) these are the lists of a store built by ``add``,
+without the hours of embedding and indexing text. It writes the store in
+place: give it a copy.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import perf
 from unrecall import Memory
 from unrecall.recall.embedder import make_embedder
 from unrecall.storage import vector_lists
+from unrecall.storage.schema import RELIST
 
 
 def main() -> None:
@@ -96,34 +97,17 @@ def main() -> None:
 
 def relist(path: Path, batch: int) -> dict[str, Any]:
     """Make the store's lists again as ``add`` would, ``batch`` vectors a
-    transaction (see the module's docstring); their count and the time."""
+    transaction, the way an upgrade does (see the module's docstring);
+    their count and the time."""
     started = time.perf_counter()
     with Memory(path, embedder="minilm") as mem:
         st = mem.storage
         with st.transaction():
-            for table in ("vector_chunks", "vector_lists"):
-                st._write(f"DELETE FROM {table}")
-            st._write("UPDATE memory_vectors SET list = NULL, spill = NULL")
-        tenants = [t for (t,) in st._db.execute("SELECT DISTINCT tenant_id FROM memory_vectors")]
-        done = 0
-        for tenant in tenants:
-            last = -1
-            # a statement a batch (no read left open across the writes)
-            while part := st._rows(
-                "SELECT id, embedding FROM memory_vectors WHERE tenant_id = ? AND id > ?"
-                " ORDER BY id LIMIT ?",
-                (tenant, last, batch),
-            ):
-                last = part[-1][0]
-                ids = np.array([r[0] for r in part], dtype=np.int64)
-                vecs = np.frombuffer(b"".join(r[1] for r in part), dtype=np.float32)
-                with st.transaction():
-                    st._touched.add(tenant)
-                    st._lists.add(st._db, tenant, ids, vecs.reshape(len(part), -1))
-                done += len(part)
-                if done % 100_000 < batch:
-                    print(f"relisted {done:,} vectors", flush=True)
+            for stmt in RELIST:
+                st._write(stmt)
+        st.relist(batch)
         lists = st._scalar("SELECT count(*) FROM vector_lists")
+        done = st._scalar("SELECT count(*) FROM memory_vectors")
     seconds = time.perf_counter() - started
     return {"batch": batch, "vectors": done, "lists": lists, "seconds": round(seconds, 1)}
 

@@ -189,7 +189,7 @@ def test_a_store_of_single_lists_is_listed_again_with_second_lists_on_open(
     monkeypatch.setattr("unrecall.storage.sqlite_lists.SPLIT_AT", 16)
     monkeypatch.setattr("unrecall.storage.vector_lists.EXACT_UP_TO", 40)
     monkeypatch.setattr("unrecall.storage.vector_lists.PROBE", 2)
-    monkeypatch.setattr("unrecall.storage.sqlite._STREAM_BATCH", 7)
+    monkeypatch.setattr("unrecall.storage.sqlite.RELIST_BATCH", 7)
     path = tmp_path / "v7.db"
     with Memory(path, embedder="hashing") as mem:
         for i in range(120):

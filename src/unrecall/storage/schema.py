@@ -189,6 +189,16 @@ _V7 = [
 # list (SOAR, storage.vector_lists), named by ``spill``.
 _V8 = ["ALTER TABLE memory_vectors ADD COLUMN spill INTEGER"]
 
+# The lists dropped, to be made again: the vectors stored so far (ids after
+# the first number of ``relist``, up to the second) are listed anew by
+# ``SQLiteStorage.relist``, a batch a transaction.
+RELIST = [
+    "DELETE FROM vector_chunks",
+    "DELETE FROM vector_lists",
+    "INSERT OR REPLACE INTO meta SELECT 'relist',"
+    " (coalesce(min(id), 1) - 1) || ' ' || coalesce(max(id), 0) FROM memory_vectors",
+]
+
 
 def schema() -> list[str]:
     """Statements that make a new store of the current version."""
@@ -239,10 +249,8 @@ def migrations() -> dict[int, list[str]]:
         # packed into them by ``SQLiteStorage._pack_postings``, which then
         # drops those tables (the lexicon and statistics stay as they are).
         6: _V6,
-        # Vectors in lists: every stored vector is listed by
-        # ``SQLiteStorage._list_vectors``; the vector log goes.
+        # Vectors in lists (listed by v8's step); the vector log goes.
         7: [*_V7, "DROP TABLE vector_log"],
-        # Second lists: the lists are made again, every vector listed anew
-        # by ``SQLiteStorage._list_vectors``.
-        8: [*_V8, "DELETE FROM vector_chunks", "DELETE FROM vector_lists"],
+        # Second lists: the lists are made again.
+        8: [*_V8, *RELIST],
     }

@@ -70,6 +70,7 @@ _KIND = {"m": "memory", "t": "turn"}  # a postings kind's table prefix
 # (``_flush``): an import of any size stays bounded in memory.
 FLUSH_EVERY = 20_000
 _STREAM_BATCH = 10_000  # rows an upgrade writes at a time
+RELIST_BATCH = 2_048  # vectors an upgrade lists a transaction: ~1 s at 1M
 _DF = {"m": "mdf", "t": "tdf"}
 
 # How long a write waits for another process's write transaction.
@@ -218,6 +219,7 @@ class SQLiteStorage:
             self._refuse_foreign()  # reads only: a file that is not a store stays untouched
             self._configure()
             self._migrate(embedder_name)
+            self.relist()
         except _UNREADABLE as exc:  # found before any write, or a migration rolled back
             self._db.close()
             raise NotAStore(_reason(exc)) from exc
@@ -372,8 +374,6 @@ class SQLiteStorage:
                     if v == 6:
                         self._pack_postings()
                     self._write(f"PRAGMA user_version={v}")
-                if version < 8:  # v7 made the lists, v8 makes them again
-                    self._list_vectors()
         stored = self._scalar("SELECT value FROM meta WHERE key = 'embedder'")
         if stored != embedder_name:
             raise StoreError(
@@ -403,21 +403,46 @@ class SQLiteStorage:
             )
             self._write(f"DROP TABLE {old}")
 
-    def _list_vectors(self) -> None:
-        """Schemas v7 and v8: every stored vector put in its tenant's lists,
-        a batch at a time in id order (as if added anew)."""
-        rows = self._db.execute(
-            "SELECT tenant_id, id, embedding FROM memory_vectors ORDER BY tenant_id, id"
-        )
-        # ~4 min at a million vectors, at open: a ticker says it is alive
+    def relist(self, batch: int | None = None) -> None:
+        """List the vectors an upgrade left out of the lists (schema v8 makes
+        them again), ``batch`` a transaction in id order, as if added anew.
+        Each batch holds the write lock for about a second at most, so the
+        upgrade of a large store (13 min at 1.5M vectors) never shuts other
+        processes out for long, and one cut off goes on where it stopped.
+        Runs at open; the vectors not yet listed are searched exactly."""
+        # a ticker says it is alive; a process that opens meanwhile joins in
         with ticker(self._progress, "upgrading: listing the stored vectors") as tick:
-            for tenant_id, group in itertools.groupby(rows, key=lambda r: r[0]):
-                self._touched.add(tenant_id)  # its version moves: no cached centroids serve
-                while batch := list(itertools.islice(group, _STREAM_BATCH)):
-                    ids = np.array([r[1] for r in batch], dtype=np.int64)
-                    vecs = np.frombuffer(b"".join(r[2] for r in batch), dtype=np.float32)
-                    self._lists.add(self._db, tenant_id, ids, vecs.reshape(len(batch), self.dim))
-                    tick()
+            while self._relist_batch(batch or RELIST_BATCH):
+                tick()
+
+    def _relist_batch(self, batch: int) -> bool:
+        """List the next ``batch`` vectors an upgrade left out, in one
+        transaction; whether any were left."""
+        with self.transaction():
+            pending = self._lists.pending(self._db)
+            if pending is None:
+                return False
+            after, upto = pending
+            rows = self._rows(
+                "SELECT tenant_id, id, embedding FROM memory_vectors"
+                " WHERE id > ? AND id <= ? ORDER BY id LIMIT ?",
+                (after, upto, batch),
+            )
+            done = rows[-1][1] if len(rows) == batch else upto
+            # what they name are the old lists (a second one, too)
+            self._write(
+                "UPDATE memory_vectors SET list = NULL, spill = NULL WHERE id > ? AND id <= ?",
+                (after, done),
+            )
+            by_tenant = sorted(rows, key=lambda r: r[0])  # stable: id order kept
+            for tenant_id, group in itertools.groupby(by_tenant, key=lambda r: r[0]):
+                part = list(group)
+                self._touched.add(tenant_id)  # no cached centroids serve
+                ids = np.array([r[1] for r in part], dtype=np.int64)
+                vecs = np.frombuffer(b"".join(r[2] for r in part), dtype=np.float32)
+                self._lists.add(self._db, tenant_id, ids, vecs.reshape(len(part), -1))
+            self._lists.listed_up_to(done, upto)
+            return True
 
     def _write_stream(self, sql: str, rows: Iterator[Sequence[Any]]) -> None:
         """``_write_many`` over rows that come from a cursor, a batch at a

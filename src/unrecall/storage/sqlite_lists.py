@@ -101,34 +101,70 @@ class ListIndex:
         self, db: apsw.Connection, tenant_id: int, query: np.ndarray, limit: int
     ) -> list[tuple[int, float]]:
         """Top ``limit`` ``(id, cosine similarity)`` pairs, best first, over
-        the lists the query probes (every list of a small tenant), read in
-        one snapshot of ``db``."""
+        the lists the query probes (every list of a small tenant) and the
+        vectors an upgrade has yet to list (all of them), read in one
+        snapshot of ``db``."""
         if limit <= 0:
             return []
         query = np.ascontiguousarray(query, dtype=np.float32)
         cached = not db.in_transaction
         with db:  # one read snapshot: the version, the centroids and the chunks agree
-            lists = self.centroids(db, tenant_id, cached).probe(query)
-            if len(lists) == 0:
-                return []
-            rows = Rows.stored(
-                self.dim,
-                db.execute(
-                    "SELECT ids, codes, meta FROM vector_chunks"
-                    f" WHERE tenant_id = ? AND list IN {_IDS}",
-                    (tenant_id, _ids(lists.tolist())),
-                ).fetchall(),
-            )
-            if len(rows) == 0:
-                return []
-            # a vector spilled to a second list is read twice when both are probed
-            _, once = np.unique(rows.ids, return_index=True)
-            if len(once) < len(rows):
-                rows = rows.take(once)
-            order, bound = int8_scan().candidates(rows, query, limit)
-            ids, sims = self._rescore(db, rows.ids[order], bound, query, limit)
+            ids, sims = self._listed(db, tenant_id, query, limit, cached)
+            pending = self.pending(db)
+            if pending is not None:
+                more = db.execute(
+                    "SELECT id, embedding FROM memory_vectors"
+                    " WHERE tenant_id = ? AND id > ? AND id <= ?",
+                    (tenant_id, *pending),
+                ).fetchall()
+                mat = np.frombuffer(b"".join(r[1] for r in more), dtype=np.float32)
+                ids = np.concatenate([ids, np.array([r[0] for r in more], dtype=np.int64)])
+                sims = np.concatenate([sims, products(mat.reshape(len(more), self.dim), query)])
         top = np.lexsort((ids, -sims))[:limit]  # ties by id, whatever order rows came in
         return [(int(ids[i]), float(sims[i])) for i in top]
+
+    def _listed(
+        self, db: apsw.Connection, tenant_id: int, query: np.ndarray, limit: int, cached: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``limit`` or so ids in the lists the query probes, and
+        their float32 products (``search``, inside its snapshot)."""
+        none = np.zeros(0, np.int64), np.zeros(0, np.float32)
+        lists = self.centroids(db, tenant_id, cached).probe(query)
+        if len(lists) == 0:
+            return none
+        rows = Rows.stored(
+            self.dim,
+            db.execute(
+                "SELECT ids, codes, meta FROM vector_chunks"
+                f" WHERE tenant_id = ? AND list IN {_IDS}",
+                (tenant_id, _ids(lists.tolist())),
+            ).fetchall(),
+        )
+        if len(rows) == 0:
+            return none
+        # a vector spilled to a second list is read twice when both are probed
+        _, once = np.unique(rows.ids, return_index=True)
+        if len(once) < len(rows):
+            rows = rows.take(once)
+        order, bound = int8_scan().candidates(rows, query, limit)
+        return self._rescore(db, rows.ids[order], bound, query, limit)
+
+    @staticmethod
+    def pending(db: apsw.Connection) -> tuple[int, int] | None:
+        """The ids ``(after, up to]`` an upgrade has yet to list, if any:
+        their ``list`` and ``spill`` still name the old lists."""
+        row = db.execute("SELECT value FROM meta WHERE key = 'relist'").fetchone()
+        if row is None:
+            return None
+        after, upto = (int(x) for x in row[0].split())
+        return after, upto
+
+    def listed_up_to(self, done: int, upto: int) -> None:
+        """The upgrade listing ids up to ``upto`` has listed them up to ``done``."""
+        if done >= upto:
+            self._write("DELETE FROM meta WHERE key = 'relist'", ())
+        else:
+            self._write("UPDATE meta SET value = ? WHERE key = 'relist'", (f"{done} {upto}",))
 
     def _rescore(
         self,
@@ -358,8 +394,11 @@ class ListIndex:
             f"SELECT tenant_id, list, spill, id FROM memory_vectors WHERE id IN {_IDS}",
             (_ids(ids),),
         ).fetchall()
+        after, upto = self.pending(db) or (0, 0)
         gone: dict[tuple[int, int], set[int]] = {}
         for tenant_id, list_id, spill, mid in placed:
+            if after < mid <= upto:
+                continue  # in no list yet: what it names are lists an upgrade deleted
             for held in (list_id, spill):
                 if held is not None:
                     gone.setdefault((tenant_id, held), set()).add(mid)

@@ -1,0 +1,183 @@
+"""An upgrade that makes the vector lists again (schema v8) lists the stored
+vectors a batch a transaction (``SQLiteStorage.relist``). Until it is done
+the store serves: a search reads the vectors not yet listed exactly, a
+purge takes out what it must without trusting the old list names, other
+processes write between batches, and one cut off goes on where it stopped."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apsw
+import numpy as np
+import pytest
+from helpers import check_lists
+
+from unrecall import Memory
+from unrecall.storage.schema import RELIST
+from unrecall.storage.sqlite import SQLiteStorage
+from unrecall.storage.sqlite_lists import ListIndex
+
+WORDS = "heron copper kettle lantern willow marble harbour violet cedar ember".split()
+
+
+def text(i: int) -> str:
+    return f"the {WORDS[i % 10]} {i} sits by the {WORDS[(i * 7) % 10]} near {WORDS[(i * 3) % 10]}"
+
+
+def pending_store(path: Path, n: int) -> int:
+    """A store of ``n`` memories of user ``u`` as the v8 upgrade leaves it:
+    no lists, every vector pending, each row still naming the lists (and
+    second lists) it was in before; how many named a second list."""
+    with Memory(path, embedder="hashing") as mem:
+        for at in range(0, n, 10):
+            mem.add([{"role": "user", "content": text(i)} for i in range(at, at + 10)], user_id="u")
+        spilled = mem.storage._scalar("SELECT count(*) FROM memory_vectors WHERE spill >= 0")
+        with mem.storage.transaction():
+            for stmt in RELIST:
+                mem.storage._write(stmt)
+    return spilled
+
+
+def assert_exact(storage: SQLiteStorage, tenant_id: int, query: np.ndarray, k: int) -> None:
+    """The search's top ``k`` is an exact top ``k`` (up to ties: the hashing
+    embedder's similarities tie often, and a product's last bit depends on
+    the batch it is computed in)."""
+    rows = storage._rows(
+        "SELECT id, embedding FROM memory_vectors WHERE tenant_id = ?", (tenant_id,)
+    )
+    sims = {mid: float(np.frombuffer(blob, dtype=np.float32) @ query) for mid, blob in rows}
+    found = storage.vector(tenant_id, query, k)
+    best = sorted(sims.values(), reverse=True)[:k]
+    np.testing.assert_allclose([s for _, s in found], best, atol=1e-6)
+    np.testing.assert_allclose([s for _, s in found], [sims[m] for m, _ in found], atol=1e-6)
+
+
+def no_leftovers(storage: SQLiteStorage, gone: set[int]) -> None:
+    """No purged vector's row, chunk entry or code is left in the lists."""
+    check_lists(storage)
+    listed: set[int] = set()
+    for (ids,) in storage._rows("SELECT ids FROM vector_chunks"):
+        listed |= set(np.frombuffer(ids, dtype=np.int64).tolist())
+    assert not listed & gone
+    assert storage._scalar("SELECT value FROM meta WHERE key = 'relist'") is None
+
+
+def test_a_search_mid_upgrade_is_exact_and_purges_and_adds_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.db"
+    pending_store(path, 60)
+    relist = SQLiteStorage.relist
+    monkeypatch.setattr(SQLiteStorage, "relist", lambda self, batch=None: None)
+    with Memory(path, embedder="hashing") as mem:
+        st = mem.storage
+        tenant = st._scalar("SELECT tenant_id FROM memory_vectors LIMIT 1")
+        queries = [mem.embedder.embed([text(i)])[0] for i in (3, 17, 41)]
+        gone: set[int] = set()
+        step = 0
+        while True:
+            for q in queries:  # a small tenant is searched exactly: listed or not
+                assert_exact(st, tenant, q, 5)
+            after, upto = ListIndex.pending(st._db) or (None, None)
+            if after is None:
+                break
+            if step % 2 == 0:  # a vector not listed yet, then one listed already
+                ids = [r[0] for r in st._rows("SELECT id FROM memory_vectors ORDER BY id")]
+                victim = next(m for m in ids if (after < m <= upto) == (step % 4 == 0))
+                uid = st._scalar("SELECT uid FROM memories WHERE id = ?", (victim,))
+                mem.purge(uid, user_id="u")
+                gone.add(victim)
+            mem.add(f"a new note {step} about the {WORDS[step % 10]}", user_id="u")
+            st._relist_batch(7)
+            step += 1
+        assert step >= 8
+        no_leftovers(st, gone)
+        monkeypatch.setattr(SQLiteStorage, "relist", relist)
+
+
+def test_old_list_names_do_not_misdirect_a_purge_in_a_probed_tenant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before the upgrade the rows named lists and second lists that the
+    # upgrade deleted; list ids start again from 0, so an old name can be a
+    # new list's. A purge of a row not listed yet must touch no list.
+    # The store spilled from its tenth vector on; listed again, the tenant
+    # is read whole up to its fortieth, so those keep no second list.
+    monkeypatch.setattr("unrecall.storage.sqlite_lists.SPLIT_AT", 16)
+    monkeypatch.setattr("unrecall.storage.vector_lists.EXACT_UP_TO", 10)
+    monkeypatch.setattr("unrecall.storage.vector_lists.PROBE", 1)
+    path = tmp_path / "s.db"
+    assert pending_store(path, 150) > 120
+    monkeypatch.setattr("unrecall.storage.vector_lists.EXACT_UP_TO", 40)
+    monkeypatch.setattr("unrecall.storage.vector_lists.PROBE", 2)
+    relist = SQLiteStorage.relist
+    monkeypatch.setattr(SQLiteStorage, "relist", lambda self, batch=None: None)
+    with Memory(path, embedder="hashing") as mem:
+        st = mem.storage
+        for _ in range(10):
+            st._relist_batch(9)
+        after, _ = ListIndex.pending(st._db)
+        rows = st._rows("SELECT id, uid FROM memories WHERE id > ? ORDER BY id", (after,))
+        lists = st._rows("SELECT * FROM vector_lists ORDER BY list")
+        chunks = st._rows("SELECT * FROM vector_chunks ORDER BY list, chunk")
+        for _, uid in rows[::5]:
+            mem.purge(uid, user_id="u")
+        assert st._rows("SELECT * FROM vector_lists ORDER BY list") == lists
+        assert st._rows("SELECT * FROM vector_chunks ORDER BY list, chunk") == chunks
+        relist(st, 9)
+        no_leftovers(st, {mid for mid, _ in rows[::5]})
+        assert st._scalar("SELECT count(*) FROM memory_vectors WHERE spill >= 0") > 50
+
+
+CHILD = """
+import sys
+import unrecall.storage.sqlite as s
+s.RELIST_BATCH = 2
+from unrecall import Memory
+path, adds, user = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with Memory(path, embedder="hashing") as mem:
+    for i in range(adds):
+        mem.add(f"{user} keeps note {i} on the willow", user_id=user)
+"""
+
+
+def child(path: Path, adds: int, user: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(path), str(adds), user])
+
+
+def cursor(path: Path) -> int | None:
+    db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'relist'").fetchone()
+    finally:
+        db.close()
+    return None if row is None else int(row[0].split()[0])
+
+
+def test_processes_share_an_upgrade_and_one_killed_midway_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    pending_store(path, 400)
+    start = cursor(path)
+    assert start is not None
+    # the first opener is killed once it has listed some batches
+    first = child(path, 0, "u")
+    deadline = time.monotonic() + 120
+    while (cursor(path) or start) == start and first.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    assert cursor(path) is not None, "the upgrade ended before the kill; make the store larger"
+    # two more open it at once, adding as soon as their open returns
+    others = [child(path, 20, "u"), child(path, 20, "w")]
+    assert [p.wait(timeout=300) for p in others] == [0, 0]
+    with Memory(path, embedder="hashing") as mem:
+        no_leftovers(mem.storage, set())
+        assert mem.storage._scalar("SELECT count(*) FROM memory_vectors") == 440
+        assert len(mem.get_all(user_id="w")) == 20
