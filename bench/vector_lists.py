@@ -105,11 +105,31 @@ def relist(path: Path, batch: int) -> dict[str, Any]:
         with st.transaction():
             for stmt in RELIST:
                 st._write(stmt)
-        st.relist(batch)
+        held = []  # each batch's transaction: how long it holds the write lock
+        while True:
+            at = time.perf_counter()
+            more = st._relist_batch(batch)
+            held.append(time.perf_counter() - at)
+            if len(held) % 100 == 0:
+                print(f"relisted {len(held) * batch:,} vectors", flush=True)
+            if not more:
+                break
         lists = st._scalar("SELECT count(*) FROM vector_lists")
         done = st._scalar("SELECT count(*) FROM memory_vectors")
     seconds = time.perf_counter() - started
-    return {"batch": batch, "vectors": done, "lists": lists, "seconds": round(seconds, 1)}
+    ms = np.array(held) * 1000
+    return {
+        "batch": batch,
+        "vectors": done,
+        "lists": lists,
+        "seconds": round(seconds, 1),
+        "transactions": len(held),
+        "lock_held_ms": {
+            "p50": round(float(np.percentile(ms, 50)), 1),
+            "p99": round(float(np.percentile(ms, 99)), 1),
+            "max": round(float(ms.max()), 1),
+        },
+    }
 
 
 if __name__ == "__main__":
