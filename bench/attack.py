@@ -60,7 +60,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -1324,6 +1324,53 @@ def _code_runs(blob: bytes) -> Iterable[tuple[int, np.ndarray]]:
             yield int(at), row.copy()
 
 
+def code_orphans(
+    ev: Evidence, active: Collection[int]
+) -> tuple[dict[bytes, int], dict[bytes, str], dict[str, int], int]:
+    """The int8 code rows of the vector lists (schema v7 on; a code row
+    inverts like its vector, cosine ignores the row's scale): the live
+    members' codes (code bytes -> memory id); as orphans (unit float vector
+    bytes -> where) each chunk row of a memory that is not ``active`` and
+    each code-shaped window of the raw scan that live codes do not explain;
+    where those windows lie; and how many windows the scan saw."""
+    db = ev.db
+    live: dict[bytes, int] = {}
+    orphans: dict[bytes, str] = {}
+    shown: list[bytes] = []  # each chunk's codes, a row not active zeroed
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_chunks'").fetchone():
+        for ids, codes in db.execute("SELECT ids, codes FROM vector_chunks"):
+            ids_ = np.frombuffer(ids, dtype="<i8")
+            mat = np.frombuffer(codes, dtype=np.uint8).reshape(len(ids_), DIM).copy()
+            for i, (mid, row) in enumerate(zip(ids_.tolist(), mat, strict=True)):
+                if mid in active:
+                    live[row.tobytes()] = mid
+                else:
+                    orphans.setdefault(_code_vector(row), "vector_chunks_row")
+                    mat[i] = 0
+            shown.append(mat.tobytes())
+    # A window half of which lies in live codes is live content: an old
+    # copy of a live chunk left in a page's slack (a chunk is written anew
+    # when a row is appended) gives windows at most offsets, straddling two
+    # live rows or the copy's edge. A row gone shares no half row with a
+    # live one unless it is a live one's twin, so its own window is still
+    # judged. Codes are 1..255: the 0s between chunks and in place of rows
+    # not active join nothing live to anything else.
+    joined = b"\x00".join(shown)
+    half = DIM // 2
+    where: dict[str, int] = {}
+    windows = 0
+    for name, offset0, blob in _code_pieces(ev):
+        for offset, row in _code_runs(blob):
+            windows += 1
+            raw = row.tobytes()
+            if raw in live or raw[:half] in joined or raw[-half:] in joined:
+                continue
+            spot = ev.where(name, offset0 + offset)
+            orphans.setdefault(_code_vector(row), f"raw_codes:{spot}")
+            where[f"codes:{spot}"] = where.get(f"codes:{spot}", 0) + 1
+    return live, orphans, where, windows
+
+
 def attack_vectors(
     ev: Evidence, secrets: Sequence[Secret], cands: VectorCandidates, secret_ids: list[list[str]]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -1417,28 +1464,10 @@ def attack_vectors(
                     kept_frags.add(core)
                     fragments.append(frag)
                     where[f"fragment:{spot}"] = where.get(f"fragment:{spot}", 0) + 1
-    # Schema v7 also keeps each vector as int8 codes in list chunks (and
-    # a centroid per list, a dim*4 blob the cell scan above already takes).
-    # A code row inverts like its vector: cosine ignores the row's scale.
-    live_codes: dict[bytes, int] = {}
-    if "vector_chunks" in names:
-        for ids, codes in db.execute("SELECT ids, codes FROM vector_chunks"):
-            ids_ = np.frombuffer(ids, dtype="<i8")
-            mat = np.frombuffer(codes, dtype=np.uint8).reshape(len(ids_), DIM)
-            for mid, row in zip(ids_.tolist(), mat, strict=True):
-                if mid in active:
-                    live_codes[row.tobytes()] = mid
-                else:
-                    orphans.setdefault(_code_vector(row), "vector_chunks_row")
-    code_windows = 0
-    for name, offset0, blob in _code_pieces(ev):
-        for offset, row in _code_runs(blob):
-            code_windows += 1
-            if row.tobytes() in live_codes:
-                continue
-            spot = ev.where(name, offset0 + offset)
-            orphans.setdefault(_code_vector(row), f"raw_codes:{spot}")
-            where[f"codes:{spot}"] = where.get(f"codes:{spot}", 0) + 1
+    live_codes, coded, coded_where, code_windows = code_orphans(ev, active)
+    for raw, spot in coded.items():
+        orphans.setdefault(raw, spot)
+    where.update(coded_where)
     C = cands.matrix
     truth = {(s.index, s.value) for s in secrets}
     best: dict[int, dict[str, Any]] = {}

@@ -1,0 +1,62 @@
+"""bench/attack.py's own judgement: what it counts as a vector left behind."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+from unrecall import Memory
+from unrecall.storage.vector_lists import quantise
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _attack() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("attack_bench", ROOT / "bench" / "attack.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["attack_bench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_old_copy_of_a_live_chunk_is_no_orphan_but_a_gone_code_is(tmp_path: Path) -> None:
+    # A chunk is written anew when a row is appended, and SQLite may leave
+    # the old copy in a page's slack. Its windows at every offset are live
+    # content; the attack took those that straddle two rows (or the copy's
+    # edge) for orphans, and its planted self-check then failed on a clean
+    # store. A code row gone, next to such a copy, is still found.
+    attack = _attack()
+    path = tmp_path / "s.db"
+    with Memory(path, embedder="minilm") as mem:
+        for i in range(6):
+            mem.add(f"note {i}: the heron waits by the copper kettle number {i}", user_id="u")
+        gone = np.asarray(mem.embedder.embed(["my locker code is 4417"]), dtype=np.float32)
+    ev = attack.load_evidence(path, tmp_path)
+    active = {r[0] for r in ev.db.execute("SELECT id FROM memories WHERE state = 'active'")}
+    (codes,) = ev.db.execute("SELECT codes FROM vector_chunks").fetchone()
+    assert len(codes) >= 4 * attack.DIM
+
+    def with_wal(body: bytes) -> attack.Evidence:
+        page = bytearray(ev.page_size)
+        page[37 : 37 + len(body)] = body
+        return replace(ev, files={**ev.files, "wal": bytes(32 + 24) + bytes(page)})
+
+    stale = with_wal(bytes(codes[: 3 * attack.DIM]))
+    live, orphans, where, windows = attack.code_orphans(stale, active)
+    assert windows > attack.DIM  # most offsets of it look like a code row
+    assert not [spot for spot in orphans.values() if spot.startswith("raw_codes")]
+    assert len(live) == len(active)
+
+    code, _ = quantise(gone)
+    planted = with_wal(bytes(codes[: 2 * attack.DIM]) + code.tobytes())
+    _, orphans, where, _ = attack.code_orphans(planted, active)
+    unit = (gone[0] / np.linalg.norm(gone[0])).astype("<f4")
+    found = [np.frombuffer(raw, dtype="<f4") for raw in orphans]
+    assert max(float(v @ unit) for v in found) > 0.99
+    assert set(where) == {"codes:wal"}
