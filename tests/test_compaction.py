@@ -49,7 +49,8 @@ def test_a_new_store_compacts_in_steps_and_shrinks(
         after = mem.storage.size()
         assert mem.storage._scalar("PRAGMA freelist_count") == 0
         wal = Path(f"{path}-wal")
-        assert not wal.exists() or wal.stat().st_size == 0  # checkpointed: the file shrank
+        # checkpointed, the file shrank; the WAL holds the restart's one page
+        assert wal.stat().st_size <= 32 + 24 + mem.storage._scalar("PRAGMA page_size")
         assert len(mem.search("archive note 7", user_id="kept", mode="lexical")) > 0
     assert len(ticks) >= 3  # more than one step: each a transaction of its own
     assert after < before / 3

@@ -154,13 +154,16 @@ def test_erasure_holds_after_close_reopen_and_compact(tmp_path: Path) -> None:
 
 
 @pytest.mark.sqlite_only("about SQLite's -wal file")
-def test_wal_is_emptied_after_a_purge(fast_mem: Memory) -> None:
+def test_wal_holds_only_its_restart_after_a_purge(fast_mem: Memory) -> None:
+    # The checkpoint restarts the WAL with one write of its own (a counter
+    # in ``meta``), which cuts the file down to that one page.
     tok = token()
     fast_mem.add(f"wal secret {tok}", user_id="u")
     report = fast_mem.purge(tok, user_id="u")
     assert report.erased is True
+    page = fast_mem.storage._scalar("PRAGMA page_size")
     wal = [p for p in store_files(fast_mem) if p.name.endswith("-wal")]
-    assert all(p.stat().st_size == 0 for p in wal)
+    assert all(p.stat().st_size <= 32 + 24 + page for p in wal)
     assert raw_hits(fast_mem, tok) == 0
 
 

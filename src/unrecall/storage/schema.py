@@ -10,7 +10,7 @@ ends with exactly the layout of a new one.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _TENANTS = """CREATE TABLE tenants(
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -253,4 +253,10 @@ def migrations() -> dict[int, list[str]]:
         7: [*_V7, "DROP TABLE vector_log"],
         # Second lists: the lists are made again.
         8: [*_V8, *RELIST],
+        # Page gaps zeroed at each checkpoint (``storage.page_gaps``): the
+        # pages of a store made before are zeroed once, by
+        # ``SQLiteStorage.scrub``, a batch a transaction.
+        9: [
+            "INSERT OR REPLACE INTO meta SELECT 'scrub', '0 ' || page_count FROM pragma_page_count"
+        ],
     }

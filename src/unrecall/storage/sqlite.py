@@ -1,11 +1,15 @@
 """The embedded default: one SQLite file via apsw.
 
-Erasure (DESIGN.md, invariant 4) rests on four things, each checked by the
+Erasure (DESIGN.md, invariant 4) rests on five things, each checked by the
 forensic tests and by ``bench/attack.py``:
 
-- ``PRAGMA secure_delete=ON``: every freed cell and page is zeroed, in every
-  b-tree (an index b-tree holds each key once, interior pages included, so a
-  deleted key leaves no stale copy).
+- ``PRAGMA secure_delete=ON``: every freed cell and page is zeroed where it
+  lies, in every b-tree.
+- The gaps of b-tree pages are zeroed as pages reach the main file
+  (``storage.page_gaps``): a rebalance leaves copies of cells there, which
+  would outlive the cells. The store makes every checkpoint itself, and each
+  backfills the WAL, zeroes the gaps of the pages it held and restarts the
+  WAL, which truncates it with the old page images in it.
 - The full-text index is plain b-tree rows (schema v3): postings of lexicon
   ids per document, and a per-tenant lexicon from keyed term digests to ids.
   A delete removes exactly the document's postings, and a term no document
@@ -13,9 +17,9 @@ forensic tests and by ``bench/attack.py``:
   digest of a forgotten word was is zeroed at commit. (FTS5 kept deleted
   terms behind tombstones until a merge, and page separators after it: with
   the digest key in the file, a digest of a 4-digit PIN is the PIN.)
-- ``wal_checkpoint(TRUNCATE)`` after each forgetting operation, and when the
-  store opens: a crash between a commit and its checkpoint leaves the old
-  pages in the main file, and the next open pushes them out.
+- That checkpoint after each forgetting operation, and when the store
+  opens: a crash between a commit and its checkpoint leaves the old pages in
+  the WAL, and the next open pushes them out.
 - Vectors are rows of plain tables too: float32 per memory, and int8 codes
   in lists (``storage.vector_lists``), whose chunks and centroid are written
   anew from the members that stay when one leaves.
@@ -52,7 +56,7 @@ import sqlite_vec
 
 from unrecall.errors import StoreBusy, StoreError
 from unrecall.progress import ticker
-from unrecall.storage import postings
+from unrecall.storage import page_gaps, postings
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
 from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
 from unrecall.storage.sqlite_lists import _IDS, ListIndex, _ids
@@ -78,6 +82,9 @@ BUSY_TIMEOUT_S = 30.0
 # How long a checkpoint waits for readers before it is left for later (it is
 # retried after this process's next write, and on every open and close).
 CHECKPOINT_WAIT_S = 1.0
+# WAL bytes past which a commit checkpoints (SQLite's default: 1,000 pages)
+CHECKPOINT_AT = 4 * 1024 * 1024
+SCRUB_BATCH = 8_192  # pages an upgrade zeroes the gaps of at a time: 32 MB
 # Read connections a store opens at most, for threads that find the writer
 # busy (a server runs a handful of requests at once).
 READERS = 4
@@ -220,6 +227,7 @@ class SQLiteStorage:
             self._configure()
             self._migrate(embedder_name)
             self.relist()
+            self.scrub()
         except _UNREADABLE as exc:  # found before any write, or a migration rolled back
             self._db.close()
             raise NotAStore(_reason(exc)) from exc
@@ -277,6 +285,10 @@ class SQLiteStorage:
             "foreign_keys=ON",
             "synchronous=NORMAL",
             "temp_store=MEMORY",
+            # every checkpoint is the store's own, which zeroes page gaps
+            # (``_checkpoint``); a restarted WAL is cut to what it holds
+            "wal_autocheckpoint=0",
+            "journal_size_limit=0",
         ):
             self._db.execute(f"PRAGMA {pragma}").fetchall()
 
@@ -523,8 +535,10 @@ class SQLiteStorage:
                 f"the commit failed ({type(exc).__name__}); nothing was written"
             ) from None
         self._lists.committed(versions)
-        if self._erase_due:
-            self._checkpoint(0.05)  # a forget's checkpoint that readers held up
+        # a forget's checkpoint that readers held up, or the WAL has grown
+        # as far as SQLite's own automatic checkpoint would let it
+        if self._erase_due or self._wal_size() > CHECKPOINT_AT:
+            self._checkpoint(0.05)
 
     def _rollback(self, outer: bool) -> None:
         # Every level starts flushed (a savepoint flushes first, a commit
@@ -542,6 +556,12 @@ class SQLiteStorage:
             return
         if self._db.in_transaction:  # SQLite may have rolled back already
             self._db.execute("ROLLBACK")
+
+    def _wal_size(self) -> int:
+        try:
+            return os.stat(f"{self.path}-wal").st_size
+        except FileNotFoundError:
+            return 0
 
     def held(self) -> bool:
         """True when this thread holds the connection (inside a transaction):
@@ -563,27 +583,115 @@ class SQLiteStorage:
         return self._checkpoint(CHECKPOINT_WAIT_S)
 
     def erasure_gaps(self) -> list[str]:
-        """None: the file and its WAL are all there is (copies of the file
-        made elsewhere are the operator's, docs/postgres.md on backups)."""
-        return []
+        """The file and its WAL are all there is (copies of the file made
+        elsewhere are the operator's, docs/postgres.md on backups); an
+        upgrade that has not yet zeroed the page gaps of an older store says
+        how many pages are left."""
+        pending = self._scrub_pending()
+        if pending is None:
+            return []
+        return [
+            f"{pending[1] - pending[0]} pages of a store made before schema v9 may still"
+            " hold copies of deleted cells; the next open zeroes them"
+        ]
 
     def on_erase(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` on every ``erase``."""
         self._erase_hooks.append(hook)
 
-    def _checkpoint(self, wait_s: float) -> bool:
+    def scrub(self, batch: int = SCRUB_BATCH) -> None:
+        """Zero the page gaps a store made before schema v9 may hold, in
+        every page it had then: ``batch`` pages a checkpoint, each under
+        the write lock (~0.1 s), with the WAL backfilled first. Pages
+        written since are zeroed as they are checkpointed. Runs at open;
+        one that readers hold up is left for the next open, and
+        ``erasure_gaps`` says so meanwhile."""
+        while (pending := self._scrub_pending()) is not None:
+            done, upto = pending
+            last = min(done + batch, upto)
+            if not self._checkpoint(CHECKPOINT_WAIT_S, range(done + 1, last + 1)):
+                return
+            with self.transaction():
+                if last >= upto:
+                    self._write("DELETE FROM meta WHERE key = 'scrub'")
+                else:
+                    self._write(
+                        "UPDATE meta SET value = ? WHERE key = 'scrub'", (f"{last} {upto}",)
+                    )
+
+    def _scrub_pending(self) -> tuple[int, int] | None:
+        """The pages ``(done, up to]`` an upgrade has yet to scrub, if any."""
+        value = self._scalar("SELECT value FROM meta WHERE key = 'scrub'")
+        if value is None:
+            return None
+        done, upto = (int(x) for x in value.split())
+        return done, upto
+
+    def _checkpoint(self, wait_s: float, also: range = range(0)) -> bool:
+        """Checkpoint with every page's gap zeroed (``storage.page_gaps``):
+        holding the write lock, backfill the whole WAL into the main file
+        and zero the gaps of the pages it held; then a write restarts the
+        WAL, which truncates it with the old page images in it; pages
+        ``also`` have their gaps zeroed too. False if another process's
+        lock or a reader kept it from finishing."""
         with self._lock:
             if self._depth:
                 return False  # inside a transaction: the caller's commit comes first
+            wal = Path(f"{self.path}-wal")
             self._wait_s = wait_s
             try:
-                busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                done = self._backfill(wal, also) and self._restart(wal)
             except apsw.BusyError:
-                busy = 1
+                done = False
             finally:
                 self._wait_s = self._busy_ms / 1000
-            self._erase_due = busy != 0
-            return busy == 0
+            self._erase_due = not done
+            return done
+
+    def _backfill(self, wal: Path, also: range) -> bool:
+        """Under the write lock: every WAL frame into the main file (another
+        connection's PASSIVE checkpoint, which runs beside a writer), then
+        each page the WAL held, and each of ``also``, has its gap zeroed."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            pages = page_gaps.wal_pages(wal)
+            if pages:
+                side = apsw.Connection(str(self.path))
+                try:
+                    busy, log, moved = side.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                finally:
+                    side.close()
+                if busy or moved != log:
+                    return False  # a reader of an older snapshot holds frames back
+            try:
+                page_gaps.zero_gaps(self.path, pages.union(also))
+            except ValueError as exc:
+                raise StoreError(f"cannot scrub the store's pages: {exc}") from None
+            return True
+        finally:
+            self._db.execute("COMMIT")
+
+    def _restart(self, wal: Path) -> bool:
+        """Have the backfilled WAL restarted, which truncates it: the first
+        write after a full backfill does that when no reader still reads its
+        frames (whoever writes). Whether it was."""
+        salt = page_gaps.wal_salt(wal)
+        if salt is None:
+            return True
+        # This connection's page cache may hold pages as they were before
+        # their gaps were zeroed, and would write them back so: let it go.
+        # (Other connections drop theirs when they see the WAL change.)
+        self._db.execute("PRAGMA shrink_memory").fetchall()
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            # (a write that changes nothing writes no page)
+            self._db.execute(
+                "INSERT INTO meta VALUES ('checkpoints', '1') ON CONFLICT(key)"
+                " DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
+        finally:
+            self._db.execute("COMMIT")
+        return page_gaps.wal_salt(wal) != salt
 
     def compact(self, tick: Callable[[], None] | None = None) -> None:
         """Give the pages deleted rows left back to the file system, in
