@@ -40,9 +40,12 @@ blind attack.
 
 With ``--small-lists`` the SQLite store's vector lists are made small, so
 that the victim's vectors are also written to second lists (schema v8), and
-each row's notes count them.
+each row's notes count them. With ``--churn N`` the victim also writes N
+memories before the secrets and N after them, and half of the first and a
+third of the second are purged before the secrets are forgotten: SQLite
+rebalances the pages the secrets lie in, and moves their cells.
 
-    python bench/attack.py [--kinds all|k1,k2] [--crash] [--small-lists] [--out DIR]
+    python bench/attack.py [--kinds all|k1,k2] [--crash] [--small-lists] [--churn N] [--out DIR]
 """
 
 from __future__ import annotations
@@ -324,6 +327,8 @@ def write_and_forget(mem: Memory, kind: str, plan: Plan) -> dict[str, Any]:
         mem.add(text, user_id=VICTIM)
     for text in plan.other_filler:
         mem.add(text, user_id=OTHER)
+    churn = int(os.environ.get(CHURN, "0"))
+    before = _churn(mem, plan, churn, "earlier")
     holders: list[list[str]] = []  # memory ids holding each secret
     said: list[list[dict[str, Any]]] = []  # dialogue: what each request reported
     for s in plan.secrets:
@@ -344,6 +349,15 @@ def write_and_forget(mem: Memory, kind: str, plan: Plan) -> dict[str, Any]:
         else:
             r = mem.add(s.text, user_id=VICTIM)
         holders.append(list(r.created or r.ids))
+    if churn:
+        # memories around the secrets, and a share of them purged: SQLite
+        # rebalances the pages the secrets lie in, and moves their cells
+        rng = random.Random(SEED)
+        later = _churn(mem, plan, churn, "later")
+        gone = rng.sample(before, churn // 2) + rng.sample(later, churn // 3)
+        for mid in gone:
+            mem.purge(mid, user_id=VICTIM)
+        churned = {"written": 2 * churn, "purged": len(gone)}
     # the victim's tenant id, read before a delete_all drops the tenant row
     # (the attacker could tell it from the terms' tags: "t<id>x...")
     victim_tid = mem.storage.tenant(f"user:{VICTIM}", False)
@@ -355,6 +369,8 @@ def write_and_forget(mem: Memory, kind: str, plan: Plan) -> dict[str, Any]:
             "SELECT count(*) FROM memory_vectors WHERE tenant_id = ? AND spill IS NOT NULL",
             (victim_tid,),
         )
+    if churn:
+        notes["churn"] = churned
     if kind == "dialogue_request":
         notes["requests_detected"] = sum(bool(reqs) for reqs in said)
         notes["request_matches"] = _count(q["match"] for reqs in said for q in reqs)
@@ -409,6 +425,19 @@ def write_and_forget(mem: Memory, kind: str, plan: Plan) -> dict[str, Any]:
         "victim_tid": victim_tid,
         "notes": notes,
     }
+
+
+def _churn(mem: Memory, plan: Plan, n: int, when: str) -> list[str]:
+    """``n`` more memories of the victim's, worded like its filler, 32 a
+    call; their ids."""
+    texts = [
+        f"{plan.victim_filler[i % len(plan.victim_filler)]} ({when} note {i})" for i in range(n)
+    ]
+    ids: list[str] = []
+    for at in range(0, n, 32):
+        batch = [{"role": "user", "content": t} for t in texts[at : at + 32]]
+        ids += mem.add(batch, user_id=VICTIM).ids
+    return ids
 
 
 def _standalone_in(value: str, text: str) -> bool:
@@ -1828,8 +1857,10 @@ def _fmt(d: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(d.items())) or "-"
 
 
-# Set by --small-lists, and so seen by the crash mode's spawned children too.
+# Set by --small-lists and --churn, and so seen by the crash mode's spawned
+# children too.
 SMALL_LISTS = "UNRECALL_ATTACK_SMALL_LISTS"
+CHURN = "UNRECALL_ATTACK_CHURN"
 
 
 def small_lists() -> None:
@@ -1858,7 +1889,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--small-lists", action="store_true", help="small vector lists: vectors get second lists"
     )
+    ap.add_argument(
+        "--churn",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N more memories before the secrets and N after, half and a third of them purged",
+    )
     args = ap.parse_args(argv)
+    if args.churn:
+        os.environ[CHURN] = str(args.churn)
     if args.small_lists:
         os.environ[SMALL_LISTS] = "1"
         small_lists()
