@@ -1681,7 +1681,8 @@ def render(report: dict[str, Any]) -> str:
         purged = (
             f"Purges: {report['config']['purges']} of each kind, one call per target on a"
             " copy of the store, each including the erasure step every purge runs (SQLite:"
-            " `wal_checkpoint(TRUNCATE)`; PostgreSQL: the rewrite of the tenant's parts and"
+            " the store's checkpoint, which zeroes page gaps; PostgreSQL: the rewrite of the"
+            " tenant's parts and"
             f" the WAL pass); memories removed per call (mean, at {int(top):,}):"
             f" {r['purge']['by_id']['memories_removed_mean']:g} by id,"
             f" {r['purge']['by_identifier']['memories_removed_mean']:g} by identifier."
