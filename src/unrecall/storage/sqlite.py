@@ -425,6 +425,8 @@ class SQLiteStorage:
         machine) never shuts other processes out for long, and one cut off
         goes on where it stopped. Runs at open; the vectors not yet listed
         are searched exactly."""
+        if self._lists.pending(self._db) is None:
+            return  # (no ticker: one flashed on every open)
         # a ticker says it is alive; a process that opens meanwhile joins in
         with ticker(self._progress, "upgrading: listing the stored vectors") as tick:
             while self._relist_batch(batch or RELIST_BATCH):
@@ -609,18 +611,21 @@ class SQLiteStorage:
         written since are zeroed as they are checkpointed. Runs at open;
         one that readers hold up is left for the next open, and
         ``erasure_gaps`` says so meanwhile."""
-        while (pending := self._scrub_pending()) is not None:
-            done, upto = pending
-            last = min(done + batch, upto)
-            if not self._checkpoint(CHECKPOINT_WAIT_S, range(done + 1, last + 1)):
-                return
-            with self.transaction():
-                if last >= upto:
-                    self._write("DELETE FROM meta WHERE key = 'scrub'")
-                else:
-                    self._write(
-                        "UPDATE meta SET value = ? WHERE key = 'scrub'", (f"{last} {upto}",)
-                    )
+        if self._scrub_pending() is None:
+            return
+        with ticker(self._progress, "upgrading: zeroing page gaps") as tick:
+            while (pending := self._scrub_pending()) is not None:
+                done, upto = pending
+                last = min(done + batch, upto)
+                if not self._checkpoint(CHECKPOINT_WAIT_S, range(done + 1, last + 1)):
+                    return
+                with self.transaction():
+                    if last >= upto:
+                        self._write("DELETE FROM meta WHERE key = 'scrub'")
+                    else:
+                        left = f"{last} {upto}"
+                        self._write("UPDATE meta SET value = ? WHERE key = 'scrub'", (left,))
+                tick()
 
     def _scrub_pending(self) -> tuple[int, int] | None:
         """The pages ``(done, up to]`` an upgrade has yet to scrub, if any."""
