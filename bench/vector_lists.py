@@ -16,7 +16,9 @@ batch its own transaction (``SQLiteStorage.relist``, as an upgrade lists
 them, ``RELIST_BATCH`` at a time). At the batch of ``add`` (``--batch`` 32
 in ``bench/perf.py``) these are the lists of a store built by ``add``,
 without the hours of embedding and indexing text. It writes the store in
-place: give it a copy.
+place: give it a copy. ``--relist-batches N`` stops after N batches and
+measures nothing else: how long the drop and each batch hold the write lock
+at that size, without the half hour a full relisting takes at 1M.
 """
 
 from __future__ import annotations
@@ -47,8 +49,20 @@ def main() -> None:
     p.add_argument("--probes", default="8,16,32,64,128,256")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--relist", type=int, default=0, metavar="BATCH")
+    p.add_argument("--relist-batches", type=int, default=0, metavar="N")
     args = p.parse_args()
-    relisted = relist(args.store, args.relist) if args.relist else None
+    if args.relist_batches and not args.relist:
+        p.error("--relist-batches needs --relist")
+    relisted = relist(args.store, args.relist, args.relist_batches) if args.relist else None
+    report: dict[str, Any] = {
+        "command": "python bench/vector_lists.py " + " ".join(sys.argv[1:]),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": perf.machine(),
+        "relisted": relisted,
+    }
+    if args.relist_batches:
+        write(args.out, report)
+        return
     queries = np.asarray(
         make_embedder("minilm").embed(perf.make_queries(200, 20_240_601 + 10)), dtype=np.float32
     )
@@ -80,25 +94,26 @@ def main() -> None:
                 print(probe, json.dumps(result), flush=True)
         finally:
             vector_lists.PROBE, vector_lists.EXACT_UP_TO = saved
-    report = {
-        "command": "python bench/vector_lists.py " + " ".join(sys.argv[1:]),
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "machine": perf.machine(),
+    report |= {
         "tenant_vectors": int(size),
         "tenant_list_entries": int(entries),
         "lists": len(lists.lists),
         "exact_pass_s": round(exact_s, 1),
-        "relisted": relisted,
         "by_probe": by_probe,
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    write(args.out, report)
 
 
-def relist(path: Path, batch: int) -> dict[str, Any]:
+def write(out: Path, report: dict[str, Any]) -> None:
+    """The report as JSON at ``out``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def relist(path: Path, batch: int, batches: int = 0) -> dict[str, Any]:
     """Make the store's lists again as ``add`` would, ``batch`` vectors a
-    transaction, the way an upgrade does (see the module's docstring);
-    their count and the time."""
+    transaction, the way an upgrade does (see the module's docstring), or
+    only the first ``batches`` of them; their count and the times."""
     started = time.perf_counter()
     with Memory(path, embedder="minilm") as mem:
         st = mem.storage
@@ -114,7 +129,7 @@ def relist(path: Path, batch: int) -> dict[str, Any]:
             held.append(time.perf_counter() - at)
             if len(held) % 100 == 0:
                 print(f"relisted {len(held) * batch:,} vectors", flush=True)
-            if not more:
+            if not more or len(held) == batches:
                 break
         lists = st._scalar("SELECT count(*) FROM vector_lists")
         done = st._scalar("SELECT count(*) FROM memory_vectors")
@@ -123,6 +138,7 @@ def relist(path: Path, batch: int) -> dict[str, Any]:
     return {
         "batch": batch,
         "vectors": done,
+        "listed": min(done, len(held) * batch),
         "lists": lists,
         "seconds": round(seconds, 1),
         "drop_lists_ms": round(dropped * 1000, 1),

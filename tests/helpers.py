@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import secrets
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -17,6 +20,18 @@ from unrecall.records import STATES
 from unrecall.storage import postings
 
 ALL_STATES = STATES
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_bench(name: str) -> ModuleType:
+    """The script ``bench/{name}.py`` as a module (``bench`` is no package),
+    registered as ``{name}_bench`` so its dataclasses resolve."""
+    spec = importlib.util.spec_from_file_location(f"{name}_bench", ROOT / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[f"{name}_bench"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def token() -> str:

@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
+from helpers import load_bench
 
 from unrecall import Memory
 from unrecall.storage.vector_lists import quantise
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _attack() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("attack_bench", ROOT / "bench" / "attack.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["attack_bench"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_an_old_copy_of_a_live_chunk_is_no_orphan_but_a_gone_code_is(tmp_path: Path) -> None:
@@ -31,7 +18,7 @@ def test_an_old_copy_of_a_live_chunk_is_no_orphan_but_a_gone_code_is(tmp_path: P
     # content; the attack took those that straddle two rows (or the copy's
     # edge) for orphans, and its planted self-check then failed on a clean
     # store. A code row gone, next to such a copy, is still found.
-    attack = _attack()
+    attack = load_bench("attack")
     path = tmp_path / "s.db"
     with Memory(path, embedder="minilm") as mem:
         for i in range(6):

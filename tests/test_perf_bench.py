@@ -3,28 +3,15 @@ and what it reports of a child process is the child's."""
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing as mp
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import load_bench
 
 from unrecall import Memory
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _perf() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("perf_bench", ROOT / "bench" / "perf.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["perf_bench"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_remove_store_takes_the_receipt_key_with_it(tmp_path: Path) -> None:
@@ -35,12 +22,12 @@ def test_remove_store_takes_the_receipt_key_with_it(tmp_path: Path) -> None:
         mid = mem.add("the locker code is 4417", user_id="u").ids[0]
         assert mem.purge(mid, user_id="u").receipt is not None
     assert any(p.name.endswith(".receipt-key") for p in tmp_path.iterdir())
-    _perf().remove_store(db)
+    load_bench("perf").remove_store(db)
     assert list(tmp_path.iterdir()) == []
 
 
 def _child_peak(out: Any) -> None:
-    out.put(_perf().peak_rss())
+    out.put(load_bench("perf").peak_rss())
 
 
 def test_peak_rss_of_a_spawned_child_is_its_own() -> None:
@@ -73,7 +60,7 @@ def test_a_cold_start_starts_with_the_store_out_of_the_page_cache(tmp_path: Path
     # 1.7 s. The child now evicts the store first and checks that it took.
     if _fs_type(tmp_path) == "tmpfs":
         pytest.skip("tmpfs pages cannot leave the page cache")
-    perf = _perf()
+    perf = load_bench("perf")
     db = tmp_path / "store.db"
     db.write_bytes(np.random.default_rng(0).bytes(8 << 20))
     db.read_bytes()
@@ -85,7 +72,7 @@ def test_a_cold_start_starts_with_the_store_out_of_the_page_cache(tmp_path: Path
 def test_a_cached_build_copied_elsewhere_is_measured_where_it_is(tmp_path: Path) -> None:
     # A cache directory copied whole (store and metadata) keeps the path it
     # was built at in its metadata; the copy, not the original, is measured.
-    perf = _perf()
+    perf = load_bench("perf")
     original, copy = tmp_path / "a", tmp_path / "b"
     original.mkdir()
     texts = (["my cat is called Tom", "I drink green tea"], ["the pier lamp is blue"])

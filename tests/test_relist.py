@@ -16,7 +16,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 import pytest
-from helpers import check_lists
+from helpers import check_lists, load_bench
 
 from unrecall import Memory
 from unrecall.storage.schema import RELIST
@@ -181,3 +181,19 @@ def test_processes_share_an_upgrade_and_one_killed_midway_loses_nothing(tmp_path
         no_leftovers(mem.storage, set())
         assert mem.storage._scalar("SELECT count(*) FROM memory_vectors") == 440
         assert len(mem.get_all(user_id="w")) == 20
+
+
+def test_the_bench_stops_relisting_after_the_batches_it_was_given(tmp_path: Path) -> None:
+    # bench/vector_lists.py --relist-batches times the first batches of a
+    # relisting at 1M; it must stop there and say how many it listed.
+    path = tmp_path / "s.db"
+    with Memory(path, embedder="minilm") as mem:
+        mem.add([{"role": "user", "content": text(i)} for i in range(40)], user_id="u")
+    bench = load_bench("vector_lists")
+    part = bench.relist(path, 8, batches=2)
+    assert (part["transactions"], part["listed"]) == (2, 16)
+    with Memory(path, embedder="minilm") as mem:  # the open lists the rest
+        vectors = mem.storage._scalar("SELECT count(*) FROM memory_vectors")
+        assert mem.storage._lists.pending(mem.storage._db) is None
+    whole = bench.relist(path, 8)
+    assert whole["listed"] == whole["vectors"] == vectors
