@@ -515,6 +515,25 @@ def make_queries(n: int, seed: int) -> list[str]:
     return list(out)
 
 
+@dataclass
+class QuerySets:
+    """Three disjoint sets of queries, so that no timed query was run before
+    in the state it is timed in: ``cold`` is timed in a new process right
+    after the store left the page cache, ``warmup`` brings the store to a
+    steady state untimed, and ``steady`` is timed after it."""
+
+    cold: list[str]
+    warmup: list[str]
+    steady: list[str]
+
+
+def query_sets(timed: int, warmup: int, seed: int) -> QuerySets:
+    """``timed`` cold queries (the same first ones as every earlier run's
+    single set), ``warmup`` others, then ``timed`` more for the steady state."""
+    every = make_queries(2 * timed + warmup, seed)
+    return QuerySets(every[:timed], every[timed : timed + warmup], every[timed + warmup :])
+
+
 # --------------------------------------------------------------------------
 # Measurement helpers
 # --------------------------------------------------------------------------
@@ -1113,15 +1132,20 @@ POOL = 80
 
 
 def measure_recall(
-    mem: Memory, queries: list[str], small_queries: list[str], warmup: int
+    mem: Memory, store: Path | str, sets: QuerySets, small_queries: list[str]
 ) -> dict[str, Any]:
-    """Latency of public ``search`` in both modes, and its parts."""
+    """Latency of public ``search`` in both modes, and its parts, in a
+    steady state: from the store out of the OS page cache (SQLite), after
+    ``sets.warmup`` untimed searches, on ``sets.steady``, which none of
+    them ran. (The first searches after a cold start are ``measure_cold``'s.)"""
     out: dict[str, Any] = {}
-    cold, _ = timed(lambda: mem.search(queries[0], user_id=big_user(0), k=5))
-    out["cold_first_query_ms"] = round(cold * 1000, 2)
-    for j, q in enumerate(queries[:warmup]):
+    if isinstance(store, Path):
+        evict_page_cache(store)
+    for j, q in enumerate(sets.warmup):
         mem.search(q, user_id=big_user(j), k=5)
-        mem.search(q, user_id=big_user(j), k=5, mode="lexical")
+    if isinstance(store, Path):
+        out["resident_after_warmup"] = round(resident_share(store), 4)
+    queries = sets.steady
     for mode in ("hybrid", "lexical"):
         times = [
             timed(lambda q=q, j=j, mode=mode: mem.search(q, user_id=big_user(j), k=5, mode=mode))[0]
@@ -1255,11 +1279,12 @@ def resident_share(path: Path | str) -> float:
     return resident / total if total else 0.0
 
 
-def _cold_child(path: str, queries: list[str], user: str, out: Any) -> None:
+def _cold_child(path: str, queries: list[str], users: list[str], out: Any) -> None:
     """In a fresh process: open the store with its pages out of the OS
-    page cache, run the first search, then the rest; then open it again
-    (page cache warm) and search once. Reports the times and the resident
-    set after each step."""
+    page cache, run the first search, then time the rest (each query to
+    its user), as a service serves its first searches after a restart; then
+    open it again (page cache warm) and search once. Reports the times and
+    the resident set after each step."""
 
     import psutil
 
@@ -1276,16 +1301,18 @@ def _cold_child(path: str, queries: list[str], user: str, out: Any) -> None:
     start = time.perf_counter()
     with Memory(path, embedder=embedder) as mem:
         opened = time.perf_counter() - start
-        first, _ = timed(lambda: mem.search(queries[0], user_id=user, k=5))
+        first, _ = timed(lambda: mem.search(queries[0], user_id=users[0], k=5))
         after_first = rss()
-        for q in queries[1:]:
-            mem.search(q, user_id=user, k=5)
+        rest = [
+            timed(lambda q=q, u=u: mem.search(q, user_id=u, k=5))[0]
+            for q, u in zip(queries[1:], users[1:], strict=True)
+        ]
         after_all = rss()
     # again, with what the first open read still in the page cache
     start = time.perf_counter()
     with Memory(path, embedder=embedder) as mem:
         warm_opened = time.perf_counter() - start
-        warm_first, _ = timed(lambda: mem.search(queries[0], user_id=user, k=5))
+        warm_first, _ = timed(lambda: mem.search(queries[0], user_id=users[0], k=5))
     out.put(
         {
             "embedder_load_ms": round(loading * 1000, 1),
@@ -1293,6 +1320,7 @@ def _cold_child(path: str, queries: list[str], user: str, out: Any) -> None:
             "open_ms": round(opened * 1000, 1),
             "first_search_ms": round(first * 1000, 1),
             "open_and_first_search_ms": round((opened + first) * 1000, 1),
+            "after_cold_start": asdict(Dist.of(rest)),
             "warm_open_ms": round(warm_opened * 1000, 1),
             "warm_first_search_ms": round(warm_first * 1000, 1),
             "rss_with_embedder_before_open_mb": round(embedder_rss / 1e6, 1),
@@ -1306,12 +1334,14 @@ def _cold_child(path: str, queries: list[str], user: str, out: Any) -> None:
 
 def measure_cold(path: Path | str, queries: list[str]) -> dict[str, Any]:
     """Cold start and resident memory, measured in a new process (this one
-    holds the corpus): opening the store, its first search, and RSS after
-    it and after every query of the run (all to the big tenant's owner
-    of the first batch)."""
+    holds the corpus): opening the store, its first search, the hybrid
+    latency of the rest of ``queries`` (query ``j`` to the tenant of batch
+    ``j``), and RSS after the first search and after all of them. The
+    child is spawned, so it is told the users: it does not see ``TENANTS``."""
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    child = ctx.Process(target=_cold_child, args=(str(path), queries, big_user(0), out))
+    users = [big_user(j) for j in range(len(queries))]
+    child = ctx.Process(target=_cold_child, args=(str(path), queries, users, out))
     child.start()
     result = out.get(timeout=3600)
     child.join()
@@ -1491,9 +1521,14 @@ def render(report: dict[str, Any]) -> str:
         )
         + ", a second tenant holds"
         f" {report['config']['small_tenant']:,} more. Embedder: MiniLM-L6-v2 int8 (the"
-        f" default). Recall: {report['config']['queries']} distinct natural-language"
-        f" queries, k=5, after {report['config']['warmup']} warm-up queries. Latencies"
-        " are p50 / p95 / mean in milliseconds.",
+        " default). Recall: k=5, two sets of"
+        f" {report['config']['queries']} distinct natural-language queries. One is timed"
+        " in a new process right after the store left the OS page cache (a restart; the"
+        " first search is reported alone). The other is timed in a steady state: from the"
+        f" store out of the page cache, after {report['config']['warmup']:,} untimed"
+        " searches of other queries (SQLite; PostgreSQL keeps its buffers). No timed"
+        " query was run before in the state it is timed in. Latencies are p50 / p95 /"
+        " mean in milliseconds.",
         "",
         f"| metric | {cols} |",
         f"| --- | {sep} |",
@@ -1516,7 +1551,27 @@ def render(report: dict[str, Any]) -> str:
             "embedding alone, batched, texts/s",
             lambda r: f"{r['embed_only_per_s']:.0f}",
         ),
-        row("**recall, hybrid**, ms", lambda r: "**" + _fmt_dist(r["recall"]["hybrid"]) + "**"),
+        row(
+            "**recall, hybrid, steady state**, ms",
+            lambda r: "**" + _fmt_dist(r["recall"]["hybrid"]) + "**",
+        ),
+        row(
+            "**recall, hybrid, right after a cold start** (a new process, store out of the"
+            " page cache, its searches after the first), ms (SQLite)",
+            lambda r: (
+                "**" + _fmt_dist(r["cold"]["after_cold_start"]) + "**"
+                if "after_cold_start" in r.get("cold", {})
+                else "–"
+            ),
+        ),
+        row(
+            "share of the store in the OS page cache after the warm-up (SQLite)",
+            lambda r: (
+                f"{r['recall']['resident_after_warmup']:.0%}"
+                if "resident_after_warmup" in r["recall"]
+                else "–"
+            ),
+        ),
         row("recall, lexical, ms", lambda r: _fmt_dist(r["recall"]["lexical"])),
         row("— of which query embedding, ms", lambda r: _fmt_dist(r["recall"]["parts"]["embed"])),
         row(
@@ -1535,10 +1590,6 @@ def render(report: dict[str, Any]) -> str:
         row(
             "recall, hybrid, small tenant, ms",
             lambda r: _fmt_dist(r["recall"]["small_tenant_hybrid"]),
-        ),
-        row(
-            "first query after open, ms",
-            lambda r: f"{r['recall']['cold_first_query_ms']:.0f}",
         ),
         row(
             "new process, store out of the OS page cache: open / first search, ms (SQLite)",
@@ -1600,7 +1651,7 @@ def render(report: dict[str, Any]) -> str:
     r = res[top]
     checks = [
         (
-            f"recall p50 (hybrid) at {int(top):,}",
+            f"recall p50 (hybrid, steady state) at {int(top):,}",
             f"≤ {TARGETS['recall_p50_ms']:.0f} ms",
             f"{r['recall']['hybrid']['p50']:.2f} ms",
             r["recall"]["hybrid"]["p50"] <= TARGETS["recall_p50_ms"],
@@ -1612,6 +1663,16 @@ def render(report: dict[str, Any]) -> str:
             r["ingest"]["per_s"] >= TARGETS["ingest_per_s"],
         ),
     ]
+    if "after_cold_start" in r.get("cold", {}):
+        after = r["cold"]["after_cold_start"]["p50"]
+        checks.append(
+            (
+                f"recall p50 (hybrid, searches after a cold start) at {int(top):,}",
+                f"≤ {TARGETS['recall_p50_ms']:.0f} ms",
+                f"{after:.2f} ms",
+                after <= TARGETS["recall_p50_ms"],
+            )
+        )
     if r["purge"] is not None:
         by_id, by_ident = r["purge"]["by_id"]["p50"], r["purge"]["by_identifier"]["p50"]
         checks.append(
@@ -1734,7 +1795,7 @@ def build_for(n: int, args: argparse.Namespace, log: Callable[[str], None]) -> B
 
 
 def run_size(
-    n: int, args: argparse.Namespace, queries: list[str], log: Callable[[str], None]
+    n: int, args: argparse.Namespace, sets: QuerySets, log: Callable[[str], None]
 ) -> dict[str, Any]:
     """Build (or reuse) the store of ``n`` memories and measure everything."""
     big, idents = make_corpus(n, args.seed)
@@ -1761,7 +1822,7 @@ def run_size(
     try:
         if PG is None:
             log(f"[{n:,}] cold start and RSS, in a new process")
-            result["cold"] = measure_cold(work, queries)
+            result["cold"] = measure_cold(work, sets.cold)
             log(f"[{n:,}] {result['cold']}")
         with Memory(work) as mem:
             load_start = wait_quiet(args.quiet_load, args.quiet_timeout, log)
@@ -1772,19 +1833,20 @@ def run_size(
                 mem.embedder.embed(sample[i : i + args.batch])
             result["embed_only_per_s"] = round(len(sample) / (time.perf_counter() - t0), 1)
             log(f"[{n:,}] recall (load {load_start:.2f})")
-            small_queries = queries[: max(20, len(queries) // 4)]
-            result["recall"] = measure_recall(mem, queries, small_queries, args.warmup)
+            small_queries = sets.steady[: max(20, len(sets.steady) // 4)]
+            result["recall"] = measure_recall(mem, work, sets, small_queries)
             log(
-                f"[{n:,}] hybrid p50 {result['recall']['hybrid']['p50']:.2f} ms,"
+                f"[{n:,}] steady hybrid p50 {result['recall']['hybrid']['p50']:.2f} ms,"
                 f" lexical p50 {result['recall']['lexical']['p50']:.2f} ms"
             )
             if args.profile:
-                profile_hybrid(mem, queries, Path(args.cache_dir) / f"profile-{n}.pstats")
+                profile_hybrid(mem, sets.steady, Path(args.cache_dir) / f"profile-{n}.pstats")
             if PG is None:
                 log(f"[{n:,}] vector recall@10 against an exact scan")
                 tid = mem.storage.tenant(f"user:{big_user(0)}", False)
                 assert tid is not None
-                qvecs = np.asarray(mem.embedder.embed(queries), dtype=np.float32)
+                # the queries of every earlier run's recall@10
+                qvecs = np.asarray(mem.embedder.embed(sets.cold), dtype=np.float32)
                 result["vector_recall"] = vector_recall(
                     mem, tid, qvecs, exact_floors(mem, tid, qvecs)
                 )
@@ -1853,8 +1915,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument(
         "--tenants", type=int, default=1, help="spread the big corpus over this many tenants"
     )
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--warmup", type=int, default=30)
+    p.add_argument(
+        "--queries", type=int, default=200, help="timed queries, after a cold start and steady"
+    )
+    p.add_argument(
+        "--warmup", type=int, default=1000, help="untimed searches of other queries before steady"
+    )
     p.add_argument("--purges", type=int, default=50)
     p.add_argument("--single-adds", type=int, default=200)
     p.add_argument("--profile", action="store_true", help="cProfile the hybrid queries")
@@ -1882,6 +1948,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         args.sizes = [2_000]
         args.small_tenant = min(args.small_tenant, 200)
         args.queries = min(args.queries, 100)
+        args.warmup = min(args.warmup, 100)
         args.purges = min(args.purges, 20)
         args.single_adds = min(args.single_adds, 50)
     if args.json is None:
@@ -1914,7 +1981,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace, command: str, log: Callable[[str], None]) -> int:
     """``main`` once the backend is up."""
     load_before = os.getloadavg()[0]
-    queries = make_queries(args.queries, args.seed + 10)
+    sets = query_sets(args.queries, args.warmup, args.seed + 10)
     results: dict[str, Any] = {}
     if args.fill_embed_cache is not None:
         if args.embed_cache is None:
@@ -1929,7 +1996,7 @@ def _run(args: argparse.Namespace, command: str, log: Callable[[str], None]) -> 
             log(f"[{n:,}] {b.path}: {b.per_s:.0f}/s{' (reused)' if b.reused else ''}")
         return 0
     for n in sorted(args.sizes):
-        results[str(n)] = run_size(n, args, queries, log)
+        results[str(n)] = run_size(n, args, sets, log)
     load_after = os.getloadavg()[0]
     report = {
         "command": command,

@@ -83,3 +83,15 @@ def test_a_cached_build_copied_elsewhere_is_measured_where_it_is(tmp_path: Path)
         (copy / f.name).write_bytes(f.read_bytes())
     reused = perf.cached_build(copy, 2, 1, 1, 2, False, *texts, lambda _: None)
     assert reused.reused and Path(reused.path).parent == copy
+
+
+def test_no_timed_query_was_run_before_in_the_state_it_is_timed_in() -> None:
+    # The warm-up ran the first 30 timed queries, and the cold-start child
+    # ran all 200 just before the parent timed them: the "hybrid" figure
+    # was a mix of cached and uncached searches, varying run to run.
+    perf = load_bench("perf")
+    sets = perf.query_sets(50, 300, 7)
+    cold, warmup, steady = set(sets.cold), set(sets.warmup), set(sets.steady)
+    assert (len(cold), len(warmup), len(steady)) == (50, 300, 50)
+    assert not cold & warmup and not cold & steady and not warmup & steady
+    assert sets.cold == perf.make_queries(50, 7)  # the queries earlier runs timed
