@@ -1144,6 +1144,8 @@ def measure_recall(
     for j, q in enumerate(sets.warmup):
         mem.search(q, user_id=big_user(j), k=5)
     if isinstance(store, Path):
+        mem.storage.prewarm.done.wait(600)  # type: ignore[attr-defined]
+        out["prewarm"] = _prewarm(mem)
         out["resident_after_warmup"] = round(resident_share(store), 4)
     queries = sets.steady
     for mode in ("hybrid", "lexical"):
@@ -1303,11 +1305,12 @@ def _cold_child(path: str, queries: list[str], users: list[str], out: Any) -> No
         opened = time.perf_counter() - start
         first, _ = timed(lambda: mem.search(queries[0], user_id=users[0], k=5))
         after_first = rss()
-        rest = [
-            timed(lambda q=q, u=u: mem.search(q, user_id=u, k=5))[0]
-            for q, u in zip(queries[1:], users[1:], strict=True)
-        ]
+        rest, warming = [], 0
+        for q, u in zip(queries[1:], users[1:], strict=True):
+            warming += not mem.storage.prewarm.done.is_set()
+            rest.append(timed(lambda q=q, u=u: mem.search(q, user_id=u, k=5))[0])
         after_all = rss()
+        prewarm = _prewarm(mem, warming)
     # again, with what the first open read still in the page cache
     start = time.perf_counter()
     with Memory(path, embedder=embedder) as mem:
@@ -1321,6 +1324,7 @@ def _cold_child(path: str, queries: list[str], users: list[str], out: Any) -> No
             "first_search_ms": round(first * 1000, 1),
             "open_and_first_search_ms": round((opened + first) * 1000, 1),
             "after_cold_start": asdict(Dist.of(rest)),
+            "prewarm": prewarm,
             "warm_open_ms": round(warm_opened * 1000, 1),
             "warm_first_search_ms": round(warm_first * 1000, 1),
             "rss_with_embedder_before_open_mb": round(embedder_rss / 1e6, 1),
@@ -1330,6 +1334,14 @@ def _cold_child(path: str, queries: list[str], users: list[str], out: Any) -> No
             "searches": len(queries),
         }
     )
+
+
+def _prewarm(mem: Memory, searches: int | None = None) -> dict[str, Any]:
+    """What became of the store's background read into the page cache
+    (``storage.prewarm``), and how many timed searches began before it ended."""
+    pre = mem.storage.prewarm  # type: ignore[attr-defined]
+    out = {"state": pre.state, "seconds": None if pre.seconds is None else round(pre.seconds, 2)}
+    return out if searches is None else {**out, "searches_while_running": searches}
 
 
 def measure_cold(path: Path | str, queries: list[str]) -> dict[str, Any]:
@@ -1526,7 +1538,8 @@ def render(report: dict[str, Any]) -> str:
         " in a new process right after the store left the OS page cache (a restart; the"
         " first search is reported alone). The other is timed in a steady state: from the"
         f" store out of the page cache, after {report['config']['warmup']:,} untimed"
-        " searches of other queries (SQLite; PostgreSQL keeps its buffers). No timed"
+        " searches of other queries and the store's background read into the page cache"
+        " (`prewarm`, if it ran) (SQLite; PostgreSQL keeps its buffers). No timed"
         " query was run before in the state it is timed in. Latencies are p50 / p95 /"
         " mean in milliseconds.",
         "",
@@ -1561,6 +1574,16 @@ def render(report: dict[str, Any]) -> str:
             lambda r: (
                 "**" + _fmt_dist(r["cold"]["after_cold_start"]) + "**"
                 if "after_cold_start" in r.get("cold", {})
+                else "–"
+            ),
+        ),
+        row(
+            "new process: the store read into the page cache after the first search"
+            " (`prewarm`): what became of it, s, timed searches begun meanwhile (SQLite)",
+            lambda r: (
+                f"{p['state']}, {p['seconds'] if p['seconds'] is not None else '–'},"
+                f" {p['searches_while_running']}"
+                if (p := r.get("cold", {}).get("prewarm"))
                 else "–"
             ),
         ),

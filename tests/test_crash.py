@@ -11,8 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from helpers import ROOT
 
 KILLED_BEFORE_CHECKPOINT = textwrap.dedent(
     """

@@ -136,7 +136,11 @@ class Memory:
     ``"deferred"``, PostgreSQL only, when ``erase()`` is called (a forget is
     out of recall at once and reports ``erased=False``; ``erase()`` rewrites
     once for every forget since, which on PostgreSQL costs O(tenant), not
-    O(forget): docs/postgres.md).
+    O(forget): docs/postgres.md). ``prewarm`` reads a SQLite store's file
+    into the OS page cache in the background once the first search is done,
+    so that later searches do not wait on the disk: None (default) when the
+    file takes at most half the memory the system has available, True
+    always, False never (``storage.prewarm``).
     """
 
     def __init__(
@@ -149,6 +153,7 @@ class Memory:
         receipt_key: str | os.PathLike[str] | None = None,
         progress: Callable[[str], None] | None = None,
         erasure: str = "commit",
+        prewarm: bool | None = None,
     ) -> None:
         where = check_store(default_path() if path is None else path)
         # a ``unrecall.progress.Progress`` shows bars for an upgrade and compaction
@@ -158,7 +163,7 @@ class Memory:
         self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
         self.embedder = make_embedder(embedder)
         self.storage: Storage = open_storage(
-            where, self.embedder.dim, self.embedder.name, erasure, progress
+            where, self.embedder.dim, self.embedder.name, erasure, progress, prewarm
         )
         self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
         self.audit = AuditLog(self.storage)

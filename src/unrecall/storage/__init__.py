@@ -39,6 +39,7 @@ def open_storage(
     embedder_name: str,
     erasure: str = "commit",
     progress: Callable[[str], None] | None = None,
+    prewarm: bool | None = None,
 ) -> Storage:
     """Open (or create) the store at a checked location on its backend;
     ``embedder_name`` and ``dim`` are what a new store records and an
@@ -47,17 +48,28 @@ def open_storage(
     ``erase(now=True)`` (PostgreSQL only: there a forget's erasure rewrites
     the tenant's part of every table, O(tenant); SQLite's costs
     milliseconds and is always done at commit). A ``Progress`` shows a
-    ticker while a SQLite store's upgrade at open runs long."""
+    ticker while a SQLite store's upgrade at open runs long. ``prewarm``
+    reads a SQLite store's file into the OS page cache after the first
+    search (``storage.prewarm``): True always, False never, None when the
+    file takes at most half the memory available."""
     if erasure not in ERASURES:
         raise InvalidInput("erasure must be 'commit' or 'deferred'")
+    if prewarm is not None and not isinstance(prewarm, bool):
+        raise InvalidInput("prewarm must be True, False or None")
     module = _backend(where)
     if not isinstance(where, str):
         if erasure != "commit":
             raise InvalidInput(
                 "erasure='deferred' is for PostgreSQL stores (SQLite erases at commit)"
             )
-        storage: Storage = module.SQLiteStorage(where, dim, embedder_name, progress=progress)
+        storage: Storage = module.SQLiteStorage(
+            where, dim, embedder_name, progress=progress, prewarm=prewarm
+        )
         return storage
+    if prewarm:
+        raise InvalidInput(
+            "prewarm=True is for SQLite stores (PostgreSQL keeps its own buffers: pg_prewarm)"
+        )
     pg: Storage = module.PostgresStorage(where, dim, embedder_name, deferred=erasure == "deferred")
     return pg
 

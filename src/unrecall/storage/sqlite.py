@@ -58,6 +58,7 @@ from unrecall.errors import StoreBusy, StoreError
 from unrecall.progress import ticker
 from unrecall.storage import page_gaps, postings
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
+from unrecall.storage.prewarm import Prewarm
 from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
 from unrecall.storage.sqlite_lists import _IDS, ListIndex, _ids
 
@@ -186,9 +187,12 @@ class SQLiteStorage:
         *,
         busy_timeout: float = BUSY_TIMEOUT_S,
         progress: Callable[[str], None] | None = None,
+        prewarm: bool | None = None,
     ) -> None:
         self.path = Path(path)
         self.dim = dim
+        # the file read into the OS page cache after the first search
+        self.prewarm = Prewarm(self.path, prewarm)
         # a ``unrecall.progress.Progress`` shows a ticker for a long upgrade at open
         self._progress = progress
         self._busy_ms = int(busy_timeout * 1000)
@@ -759,6 +763,7 @@ class SQLiteStorage:
 
     def close(self) -> None:
         """Checkpoint and close (the read connections first)."""
+        self.prewarm.stop()
         with self._lock:
             with self._plock:
                 for reader in self._readers:
@@ -1298,7 +1303,9 @@ class SQLiteStorage:
         if not terms:
             return []
         with self._reading() as db:
-            return self._bm25(db, "t" if turns else "m", tenant_id, terms, limit, require_all)
+            hits = self._bm25(db, "t" if turns else "m", tenant_id, terms, limit, require_all)
+        self.prewarm.start()
+        return hits
 
     def vector(self, tenant_id: int, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
         """Cosine top-k over the tenant's vector lists: exact for a small
@@ -1306,7 +1313,9 @@ class SQLiteStorage:
         with self._reading() as db:
             if db is self._db and self._depth:
                 self._flush()  # this transaction's own vectors count too
-            return self._lists.search(db, tenant_id, np.asarray(query, dtype=np.float32), limit)
+            hits = self._lists.search(db, tenant_id, np.asarray(query, dtype=np.float32), limit)
+        self.prewarm.start()
+        return hits
 
     def embeddings(self, tenant_id: int, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """Stored vectors of the indexed memories among ``ids`` (this

@@ -1,0 +1,109 @@
+"""Reading a SQLite store into the OS page cache once a process searches it.
+
+A search at a million memories in one tenant reads ~4 MB of vector codes
+and a few hundred rows from all over the file. After a restart these come
+from the disk, one page at a time: a new process's first 200 searches took
+126 ms p50 at 1M, and after 1,000 more, with a third of the file cached,
+searches still took 32 ms (docs/benchmarks.md, issue #17, ninth round).
+Read once in order, the 6.8 GB file was cached in ~3.5 s, and every later
+search ran on cached pages; MySQL loads its buffer pool at startup for the
+same reason. The read starts when the first search is done, since a first
+search beside it took 3–5 s instead of 0.9; and by default only for a file
+that takes at most ``SHARE`` of the memory the system has available, so
+that it does not push out what other processes hold. Nothing is written.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+# read size: at 1 MB a search's page read waits behind at most one of them
+BLOCK = 1 << 20
+# by default, warm a store only if it takes at most this share of the
+# memory available (a 6.8 GB store at 1M on a 24 GB machine: yes; the
+# 19 GB store of 3M memories: no)
+SHARE = 0.5
+
+
+def available_memory() -> int | None:
+    """Bytes of memory the system has available (``MemAvailable`` in
+    ``/proc/meminfo``), or None where that is not known (not Linux)."""
+    try:
+        with open("/proc/meminfo") as info:
+            for line in info:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+class Prewarm:
+    """The background read of one store file. ``mode`` True warms it
+    whatever its size, False never, None when it fits (``SHARE``). The
+    read starts at most once (``start``, after the first search), and
+    ``state`` says what became of it: ``off``, ``waiting`` (for the first
+    search), ``skipped`` (too large, or the memory available unknown),
+    ``running``, ``done``, ``stopped`` (the store closed first) or
+    ``failed`` (the file could not be read; searches read it as usual)."""
+
+    def __init__(self, path: Path, mode: bool | None) -> None:
+        self.path = path
+        self.mode = mode
+        self.state = "off" if mode is False else "waiting"
+        self.seconds: float | None = None  # how long the read took, once done
+        self.done = threading.Event()  # set when the read ends, however
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        if mode is False:
+            self.done.set()
+
+    def start(self) -> None:
+        """Start the read if it is due (cheap to call after every search)."""
+        if self.state != "waiting":
+            return
+        with self._lock:
+            if self.state != "waiting":
+                return
+            if self.mode is None and not self._fits():
+                self.state = "skipped"
+                self.done.set()
+                return
+            self.state = "running"
+            self._thread = threading.Thread(target=self._read, name="unrecall-prewarm", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the read, if running, and wait for it (one block at most)."""
+        self._stop.set()
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+    def _fits(self) -> bool:
+        free = available_memory()
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            return False
+        return free is not None and size <= SHARE * free
+
+    def _read(self) -> None:
+        began = time.monotonic()
+        try:
+            buf = bytearray(BLOCK)
+            with open(self.path, "rb", buffering=0) as f:
+                while not self._stop.is_set() and f.readinto(buf):
+                    pass
+            if self._stop.is_set():
+                self.state = "stopped"
+            else:
+                self.state, self.seconds = "done", time.monotonic() - began
+        except OSError:
+            self.state = "failed"
+        finally:
+            self.done.set()
