@@ -86,3 +86,23 @@ def test_bad_prewarm_values_are_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="SQLite"):
         Memory("postgresql://nobody@127.0.0.1:1/none", embedder="hashing", prewarm=True)
     assert not (tmp_path / "m.db").exists()
+
+
+def test_the_read_waits_for_the_whole_first_search(tmp_path: Path) -> None:
+    # Started when BM25 (on its worker thread) was done, the read ran beside
+    # the vector half of the first search: 5.4 s instead of 0.9 at 1M.
+    with _store(tmp_path / "m.db", prewarm_mode=True) as mem:
+        storage = mem.storage
+        seen: list[str] = []
+        for name in ("lexical", "vector", "memories_by_id", "embeddings"):
+            part = getattr(storage, name)
+
+            def spy(*args: object, part: object = part) -> object:
+                out = part(*args)  # type: ignore[operator]
+                seen.append(storage.prewarm.state)
+                return out
+
+            setattr(storage, name, spy)
+        mem.search("pier lamp", user_id="u")
+        assert seen and set(seen) == {"waiting"}
+        assert storage.prewarm.state in ("running", "done")

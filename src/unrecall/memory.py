@@ -503,6 +503,7 @@ class Memory:
                 if len(hits) == k:
                     break
         similar = self._similarities(tenant, query, hits, mode == "hybrid" or threshold is not None)
+        self.storage.searched()
         return [
             SearchHit(
                 s.best.row.uid,

@@ -150,6 +150,11 @@ class Storage(Protocol):
         """Release the connection; the object is unusable afterwards."""
         ...
 
+    def searched(self) -> None:
+        """A search is done: the SQLite store starts reading its file into
+        the OS page cache (``storage.prewarm``) after the first."""
+        ...
+
     # -- tenants and turns ----------------------------------------------
     def tenant(self, key: str, create: bool) -> int | None:
         """The id of a tenant key such as ``user:alice``; optionally create it."""

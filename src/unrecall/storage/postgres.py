@@ -938,6 +938,9 @@ class PostgresStorage:
         except psycopg.Error as exc:
             raise _wrap(exc) from None
 
+    def searched(self) -> None:
+        """Nothing: PostgreSQL keeps its own buffers."""
+
     def close(self) -> None:
         """Close the connection pool (idempotent)."""
         if self._closed:

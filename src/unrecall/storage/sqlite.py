@@ -761,6 +761,11 @@ class SQLiteStorage:
         names = [self.path] + [Path(f"{self.path}{s}") for s in ("-wal", "-shm", "-journal")]
         return [p for p in names if p.exists()]
 
+    def searched(self) -> None:
+        """Start the read into the page cache, if due: not before the first
+        search is done, which it would slow (``storage.prewarm``)."""
+        self.prewarm.start()
+
     def close(self) -> None:
         """Checkpoint and close (the read connections first)."""
         self.prewarm.stop()
@@ -1303,9 +1308,7 @@ class SQLiteStorage:
         if not terms:
             return []
         with self._reading() as db:
-            hits = self._bm25(db, "t" if turns else "m", tenant_id, terms, limit, require_all)
-        self.prewarm.start()
-        return hits
+            return self._bm25(db, "t" if turns else "m", tenant_id, terms, limit, require_all)
 
     def vector(self, tenant_id: int, query: np.ndarray, limit: int) -> list[tuple[int, float]]:
         """Cosine top-k over the tenant's vector lists: exact for a small
@@ -1313,9 +1316,7 @@ class SQLiteStorage:
         with self._reading() as db:
             if db is self._db and self._depth:
                 self._flush()  # this transaction's own vectors count too
-            hits = self._lists.search(db, tenant_id, np.asarray(query, dtype=np.float32), limit)
-        self.prewarm.start()
-        return hits
+            return self._lists.search(db, tenant_id, np.asarray(query, dtype=np.float32), limit)
 
     def embeddings(self, tenant_id: int, ids: Sequence[int]) -> dict[int, np.ndarray]:
         """Stored vectors of the indexed memories among ``ids`` (this
