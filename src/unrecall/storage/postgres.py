@@ -1510,7 +1510,7 @@ class PostgresStorage:
         weighted = postings.weights(found, n, drop_floor=not require_all)
         rows = conn.execute(
             f"SELECT term, docs, tfs, lens FROM {_KIND[kind]}_postings"
-            " WHERE tenant_id = %s AND term = ANY(%s)",
+            " WHERE tenant_id = %s AND term = ANY(%s) ORDER BY term, first",
             (tenant_id, [t for t, _ in weighted]),
             binary=True,
         ).fetchall()

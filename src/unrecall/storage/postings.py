@@ -125,12 +125,15 @@ def top_k(
     require_all: bool = False,
 ) -> list[tuple[int, float]]:
     """Okapi BM25 (k1 1.2, b 0.75) of every document in ``rows`` (term id,
-    docs, tfs, lens) for the weighted ``terms``: the ``limit`` best, best
-    first, ties by document id; with ``require_all``, only documents
-    holding every term."""
+    docs, tfs, lens), which come ordered by term and then by first document
+    (the stores' ``ORDER BY term, first``, which their indexes give without
+    a sort), for the weighted ``terms``: the ``limit`` best, best first, ties
+    by document id; with ``require_all``, only documents holding every term.
+    The order makes each term's documents ascend and every backend sum a
+    document's parts in the same order; sorted here, it held the GIL ~0.5 ms
+    a search at 1M, beside the vector read on the other thread."""
     weight = dict(terms)
-    # each term's blocks in document order, so its documents ascend
-    rows = sorted(rows, key=lambda r: (r[0], int.from_bytes(r[1][:8], "little")))
+    rows = list(rows)
     if not rows or limit <= 0:
         return []
     sizes = np.array([len(r[1]) // _DOC.itemsize for r in rows])

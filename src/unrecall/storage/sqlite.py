@@ -1264,7 +1264,8 @@ class SQLiteStorage:
         n, total = stats if stats else (0, 0)
         weighted = postings.weights(found, n, drop_floor=not require_all)
         rows = db.execute(
-            f"SELECT term, docs, tfs, lens FROM {_KIND[kind]}_postings WHERE term IN {_IDS}",
+            f"SELECT term, docs, tfs, lens FROM {_KIND[kind]}_postings WHERE term IN {_IDS}"
+            " ORDER BY term, first",
             (_ids([t for t, _ in weighted]),),
         ).fetchall()
         return postings.top_k(rows, weighted, total / n if n else 1.0, limit, require_all)
