@@ -34,6 +34,17 @@ def load_bench(name: str) -> ModuleType:
     return module
 
 
+def on_tmpfs(path: Path) -> bool:
+    """Whether ``path`` is on tmpfs, whose pages cannot leave the page cache
+    (from /proc/mounts)."""
+    best, kind = "", ""
+    for line in Path("/proc/mounts").read_text().splitlines():
+        point, fs = line.split()[1:3]
+        if str(path).startswith(point) and len(point) > len(best):
+            best, kind = point, fs
+    return kind == "tmpfs"
+
+
 def token() -> str:
     """A unique probe word: ``zq`` + 12 random hex digits."""
     return "zq" + secrets.token_hex(6)

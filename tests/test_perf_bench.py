@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import load_bench
+from helpers import load_bench, on_tmpfs
 
 from unrecall import Memory
 
@@ -44,21 +44,11 @@ def test_peak_rss_of_a_spawned_child_is_its_own() -> None:
     assert 0 < peak < 300 * 2**20
 
 
-def _fs_type(path: Path) -> str:
-    """The type of the filesystem ``path`` is on, from /proc/mounts."""
-    best, kind = "", ""
-    for line in Path("/proc/mounts").read_text().splitlines():
-        point, fs = line.split()[1:3]
-        if str(path).startswith(point) and len(point) > len(best):
-            best, kind = point, fs
-    return kind
-
-
 def test_a_cold_start_starts_with_the_store_out_of_the_page_cache(tmp_path: Path) -> None:
     # The cold start was timed right after the copy had put the whole store
     # in the page cache: 89 ms at 1M, where a store read from the disk took
     # 1.7 s. The child now evicts the store first and checks that it took.
-    if _fs_type(tmp_path) == "tmpfs":
+    if on_tmpfs(tmp_path):
         pytest.skip("tmpfs pages cannot leave the page cache")
     perf = load_bench("perf")
     db = tmp_path / "store.db"

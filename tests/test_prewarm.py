@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import load_bench
+from helpers import load_bench, on_tmpfs
 
 from unrecall import InvalidInput, Memory
 from unrecall.storage import prewarm
@@ -20,19 +20,10 @@ def _store(path: Path, prewarm_mode: bool | None = None) -> Memory:
     return mem
 
 
-def _on_tmpfs(path: Path) -> bool:
-    best, kind = "", ""
-    for line in Path("/proc/mounts").read_text().splitlines():
-        point, fs = line.split()[1:3]
-        if str(path).startswith(point) and len(point) > len(best):
-            best, kind = point, fs
-    return kind == "tmpfs"
-
-
 def test_the_first_search_starts_the_read_and_the_file_ends_up_cached(tmp_path: Path) -> None:
     # A restarted service searched its 1M store at 126 ms p50, each search
     # reading its pages from the disk; the file is now read once, in order.
-    if _on_tmpfs(tmp_path):
+    if on_tmpfs(tmp_path):
         pytest.skip("tmpfs pages cannot leave the page cache")
     perf = load_bench("perf")
     db = tmp_path / "m.db"

@@ -5,10 +5,10 @@ and a few hundred rows from all over the file. After a restart these come
 from the disk, one page at a time: a new process's first 200 searches took
 126 ms p50 at 1M, and after 1,000 more, with a third of the file cached,
 searches still took 32 ms (docs/benchmarks.md, issue #17, ninth round).
-Read once in order, the 6.8 GB file was cached in ~3.5 s, and every later
-search ran on cached pages; MySQL loads its buffer pool at startup for the
-same reason. The read starts when the first search is done, since a first
-search beside it took 3–5 s instead of 0.9; and by default only for a file
+Read once in order, the 6.8 GB file was cached in 3.4–7.3 s, and every
+later search ran on cached pages; MySQL loads its buffer pool at startup
+for the same reason. The read starts when the first search is done: a first
+search beside it took 5.4 s instead of 0.8. And by default only for a file
 that takes at most ``SHARE`` of the memory the system has available, so
 that it does not push out what other processes hold. Nothing is written.
 """
