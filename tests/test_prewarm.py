@@ -97,3 +97,14 @@ def test_the_read_waits_for_the_whole_first_search(tmp_path: Path) -> None:
         mem.search("pier lamp", user_id="u")
         assert seen and set(seen) == {"waiting"}
         assert storage.prewarm.state in ("running", "done")
+
+
+def test_without_posix_fadvise_even_true_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The kernel reads the blocks (POSIX_FADV_WILLNEED) without a copy into
+    # the process; where it cannot be asked to, nothing is read.
+    monkeypatch.delattr(prewarm.os, "posix_fadvise")
+    with _store(tmp_path / "m.db", prewarm_mode=True) as mem:
+        mem.search("pier lamp", user_id="u")
+        assert mem.storage.prewarm.state == "skipped"

@@ -11,15 +11,23 @@ for the same reason. The read starts when the first search is done: a first
 search beside it took 5.4 s instead of 0.8. And by default only for a file
 that takes at most ``SHARE`` of the memory the system has available, so
 that it does not push out what other processes hold. Nothing is written.
+
+The kernel reads each block into its cache (``POSIX_FADV_WILLNEED``), with
+no copy into this process, and the thread waits for it by reading its last
+byte, so that one block at a time is in flight. Copied in with ``read``
+instead, at 1M, the searches during it waited up to 2.9–6.1 s (up to 1.0 s
+this way), and a second process re-read the cached file with 1.1 s of CPU
+(0.11 s this way). Where ``posix_fadvise`` is missing the read is skipped.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
 
-# read size: at 1 MB a search's page read waits behind at most one of them
+# a search's page read waits behind at most one block
 BLOCK = 1 << 20
 # by default, warm a store only if it takes at most this share of the
 # memory available (a 6.8 GB store at 1M on a 24 GB machine: yes; the
@@ -45,7 +53,8 @@ class Prewarm:
     whatever its size, False never, None when it fits (``SHARE``). The
     read starts at most once (``start``, after the first search), and
     ``state`` says what became of it: ``off``, ``waiting`` (for the first
-    search), ``skipped`` (too large, or the memory available unknown),
+    search), ``skipped`` (too large, the memory available unknown, or no
+    ``posix_fadvise`` here),
     ``running``, ``done``, ``stopped`` (the store closed first) or
     ``failed`` (the file could not be read; searches read it as usual)."""
 
@@ -68,7 +77,7 @@ class Prewarm:
         with self._lock:
             if self.state != "waiting":
                 return
-            if self.mode is None and not self._fits():
+            if not hasattr(os, "posix_fadvise") or (self.mode is None and not self._fits()):
                 self.state = "skipped"
                 self.done.set()
                 return
@@ -95,10 +104,16 @@ class Prewarm:
     def _read(self) -> None:
         began = time.monotonic()
         try:
-            buf = bytearray(BLOCK)
-            with open(self.path, "rb", buffering=0) as f:
-                while not self._stop.is_set() and f.readinto(buf):
-                    pass
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                size, at = os.fstat(fd).st_size, 0
+                while at < size and not self._stop.is_set():
+                    n = min(BLOCK, size - at)
+                    os.posix_fadvise(fd, at, n, os.POSIX_FADV_WILLNEED)
+                    os.pread(fd, 1, at + n - 1)
+                    at += n
+            finally:
+                os.close(fd)
             if self._stop.is_set():
                 self.state = "stopped"
             else:
