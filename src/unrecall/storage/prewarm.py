@@ -54,9 +54,9 @@ class Prewarm:
     read starts at most once (``start``, after the first search), and
     ``state`` says what became of it: ``off``, ``waiting`` (for the first
     search), ``skipped`` (too large, the memory available unknown, or no
-    ``posix_fadvise`` here),
-    ``running``, ``done``, ``stopped`` (the store closed first) or
-    ``failed`` (the file could not be read; searches read it as usual)."""
+    ``posix_fadvise`` here), ``running``, ``done``, ``stopped`` (the store
+    closed first) or ``failed`` (the file could not be read; searches read
+    it as usual)."""
 
     def __init__(self, path: Path, mode: bool | None) -> None:
         self.path = path
