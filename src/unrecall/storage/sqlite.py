@@ -209,7 +209,7 @@ class SQLiteStorage:
         # (prefix, term, document, tf, length): _flush writes each block once
         self._unflushed: list[tuple[str, int, int, int, int]] = []
         self._fresh: set[int] = set()  # terms made since the last _flush: no blocks yet
-        self._lists = ListIndex(dim, self._write, self._write_many)
+        self._lists = ListIndex(dim, self._write, self._write_many, str(self.path))
         self._erase_due = False
         self._erase_hooks: list[Callable[[], None]] = []
         # (tenant id, digest) -> lexicon id, for the current transaction

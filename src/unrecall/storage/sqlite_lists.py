@@ -38,6 +38,14 @@ from unrecall.storage.vector_lists import (
 _IDS = "(SELECT value FROM json_each(?))"
 # A rescore reads float32 rows in batches of twice the limit, and of at least this
 RESCORE_BATCH = 64
+# A process's first load of a large tenant's centroids reads its
+# vector_lists rows (16.5 MB at 1M, 10,700 lists) from wherever they lie in
+# the file, a page at a time: 514-693 ms of a cold start's first search.
+# Read first by ranges of lists on WARM_READERS connections at once, they
+# were cached in ~210 ms and the load then took ~90 (docs/benchmarks.md,
+# issue #17, ninth round).
+WARM_LISTS = 2_000
+WARM_READERS = 4
 
 
 def _ids(values: Sequence[Any]) -> str:
@@ -54,8 +62,11 @@ class ListIndex:
         dim: int,
         write: Callable[[str, Sequence[Any]], list[tuple[Any, ...]]],
         write_many: Callable[[str, Sequence[Sequence[Any]]], None],
+        path: str,
     ) -> None:
         self.dim = dim
+        self._path = path  # the store's file, for the reads of ``_warm``
+        self._warmed: set[int] = set()
         self._write = write
         self._write_many = write_many
         self._cache: dict[int, Centroids] = {}
@@ -82,8 +93,12 @@ class ListIndex:
         if cached:
             with self._cache_lock:
                 hit = self._cache.get(tenant_id)
+                first = tenant_id not in self._warmed
+                self._warmed.add(tenant_id)
             if hit is not None and hit.version == version:
                 return hit
+            if first:
+                self._warm(db, tenant_id)
         found = Centroids.of(
             version,
             self.dim,
@@ -96,6 +111,47 @@ class ListIndex:
             with self._cache_lock:
                 self._cache[tenant_id] = found
         return found
+
+    def _warm(self, db: apsw.Connection, tenant_id: int) -> None:
+        """Bring a large tenant's centroid rows into the OS page cache by
+        reading ``WARM_READERS`` ranges of its lists at once, each on a
+        connection of its own, so that the disk serves their pages in
+        parallel (``WARM_LISTS``). Only the cache changes: a range that
+        cannot be read (the file busy, say) is left to the load itself."""
+        lo, hi, count = db.execute(
+            "SELECT min(list), max(list), count(*) FROM vector_lists WHERE tenant_id = ?",
+            (tenant_id,),
+        ).fetchone()
+        if count < WARM_LISTS:
+            return
+        step = (hi - lo) // WARM_READERS + 1
+
+        def read(first: int) -> None:
+            try:
+                conn = apsw.Connection(self._path, flags=apsw.SQLITE_OPEN_READWRITE)
+            except apsw.Error:
+                return
+            try:
+                conn.execute("PRAGMA query_only=ON").fetchall()
+                # the length of each centroid, so that its row's page is read
+                conn.execute(
+                    "SELECT sum(length(centroid)) FROM vector_lists"
+                    " WHERE tenant_id = ? AND list BETWEEN ? AND ?",
+                    (tenant_id, first, first + step - 1),
+                ).fetchall()
+            except apsw.Error:
+                pass
+            finally:
+                conn.close()
+
+        readers = [
+            threading.Thread(target=read, args=(lo + i * step,), name="unrecall-warm")
+            for i in range(WARM_READERS)
+        ]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join()
 
     def search(
         self, db: apsw.Connection, tenant_id: int, query: np.ndarray, limit: int
