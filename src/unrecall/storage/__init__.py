@@ -8,6 +8,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from unrecall.errors import InvalidInput, StoreError
+from unrecall.validation import check_bool
 
 if TYPE_CHECKING:
     from unrecall.storage.base import Storage, StoreInfo
@@ -54,8 +55,8 @@ def open_storage(
     file takes at most half the memory available."""
     if erasure not in ERASURES:
         raise InvalidInput("erasure must be 'commit' or 'deferred'")
-    if prewarm is not None and not isinstance(prewarm, bool):
-        raise InvalidInput("prewarm must be True, False or None")
+    if prewarm is not None:
+        check_bool(prewarm, "prewarm")
     module = _backend(where)
     if not isinstance(where, str):
         if erasure != "commit":

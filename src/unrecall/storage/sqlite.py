@@ -209,7 +209,7 @@ class SQLiteStorage:
         # (prefix, term, document, tf, length): _flush writes each block once
         self._unflushed: list[tuple[str, int, int, int, int]] = []
         self._fresh: set[int] = set()  # terms made since the last _flush: no blocks yet
-        self._lists = ListIndex(dim, self._write, self._write_many, str(self.path))
+        self._lists = ListIndex(dim, self._write, self._write_many, self._connect_reader)
         self._erase_due = False
         self._erase_hooks: list[Callable[[], None]] = []
         # (tenant id, digest) -> lexicon id, for the current transaction
@@ -328,14 +328,24 @@ class SQLiteStorage:
             if len(self._readers) >= READERS:
                 return None
             try:
-                reader = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)
-                reader.set_busy_timeout(self._busy_ms)
-                for pragma in ("query_only=ON", "temp_store=MEMORY"):
-                    reader.execute(f"PRAGMA {pragma}").fetchall()
+                reader = self._connect_reader()
             except apsw.Error:
                 return None  # the writer serves (waited for)
             self._readers.append(reader)
             return reader
+
+    def _connect_reader(self) -> apsw.Connection:
+        """A new connection that only reads (the pool's, and ``ListIndex``'s
+        warm reads)."""
+        reader = apsw.Connection(str(self.path), flags=apsw.SQLITE_OPEN_READWRITE)
+        try:
+            reader.set_busy_timeout(self._busy_ms)
+            for pragma in ("query_only=ON", "temp_store=MEMORY"):
+                reader.execute(f"PRAGMA {pragma}").fetchall()
+        except apsw.Error:
+            reader.close()
+            raise
+        return reader
 
     def _scalar(self, sql: str, args: Sequence[Any] = ()) -> Any:
         with self._reading() as db:

@@ -62,11 +62,11 @@ class ListIndex:
         dim: int,
         write: Callable[[str, Sequence[Any]], list[tuple[Any, ...]]],
         write_many: Callable[[str, Sequence[Sequence[Any]]], None],
-        path: str,
+        connect: Callable[[], apsw.Connection],
     ) -> None:
         self.dim = dim
-        self._path = path  # the store's file, for the reads of ``_warm``
-        self._warmed: set[int] = set()
+        self._connect = connect  # a read-only connection, for ``_warm``
+        self._warmed: set[int] = set()  # tenants whose centroids were loaded
         self._write = write
         self._write_many = write_many
         self._cache: dict[int, Centroids] = {}
@@ -93,10 +93,11 @@ class ListIndex:
         if cached:
             with self._cache_lock:
                 hit = self._cache.get(tenant_id)
-                first = tenant_id not in self._warmed
-                self._warmed.add(tenant_id)
             if hit is not None and hit.version == version:
                 return hit
+            with self._cache_lock:
+                first = tenant_id not in self._warmed
+                self._warmed.add(tenant_id)
             if first:
                 self._warm(db, tenant_id)
         found = Centroids.of(
@@ -128,11 +129,10 @@ class ListIndex:
 
         def read(first: int) -> None:
             try:
-                conn = apsw.Connection(self._path, flags=apsw.SQLITE_OPEN_READWRITE)
+                conn = self._connect()
             except apsw.Error:
                 return
             try:
-                conn.execute("PRAGMA query_only=ON").fetchall()
                 # the length of each centroid, so that its row's page is read
                 conn.execute(
                     "SELECT sum(length(centroid)) FROM vector_lists"
