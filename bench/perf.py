@@ -1131,9 +1131,7 @@ def cached_build(
 POOL = 80
 
 
-def measure_recall(
-    mem: Memory, store: Path | str, sets: QuerySets, small_queries: list[str]
-) -> dict[str, Any]:
+def measure_recall(mem: Memory, store: Path | str, sets: QuerySets) -> dict[str, Any]:
     """Latency of public ``search`` in both modes, and its parts, in a
     steady state: from the store out of the OS page cache (SQLite), after
     ``sets.warmup`` untimed searches, on ``sets.steady``, which none of
@@ -1178,7 +1176,10 @@ def measure_recall(
         ids = list(dict.fromkeys([m for m, _ in lex] + [m for m, _ in vhits]))
         parts["rows"].append(timed(lambda ids=ids: storage.memories_by_id(ids))[0])
     out["parts"] = {k: asdict(Dist.of(v)) for k, v in parts.items()}
-    small = [timed(lambda q=q: mem.search(q, user_id=SMALL_USER, k=5))[0] for q in small_queries]
+    small = [
+        timed(lambda q=q: mem.search(q, user_id=SMALL_USER, k=5))[0]
+        for q in queries[: max(20, len(queries) // 4)]
+    ]
     out["small_tenant_hybrid"] = asdict(Dist.of(small))
     return out
 
@@ -1856,8 +1857,7 @@ def run_size(
                 mem.embedder.embed(sample[i : i + args.batch])
             result["embed_only_per_s"] = round(len(sample) / (time.perf_counter() - t0), 1)
             log(f"[{n:,}] recall (load {load_start:.2f})")
-            small_queries = sets.steady[: max(20, len(sets.steady) // 4)]
-            result["recall"] = measure_recall(mem, work, sets, small_queries)
+            result["recall"] = measure_recall(mem, work, sets)
             log(
                 f"[{n:,}] steady hybrid p50 {result['recall']['hybrid']['p50']:.2f} ms,"
                 f" lexical p50 {result['recall']['lexical']['p50']:.2f} ms"
