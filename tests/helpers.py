@@ -209,3 +209,25 @@ def check_lists(storage: Any, split_at: int | None = None, chunk: int | None = N
     want_seen |= {(mid, sp) for mid, (_, _, sp, _) in table.items() if sp is not None}
     assert all(sp != lst for _, lst, sp, _ in table.values())
     assert seen == want_seen
+
+
+def check_held(storage: Any) -> None:
+    """Every list the SQLite store holds in memory under its tenant's
+    current version (``storage.list_cache``) is the list as stored: the same
+    ids, codes and scales, in chunk order."""
+    held = storage._lists.held
+    for tid, lists in held._lists.items():
+        if held._version[tid] != storage.tenant_version(tid):
+            continue  # stale: the next search of the tenant drops it
+        stored = storage._lists._read(storage._db, tid, list(lists))
+        assert set(stored) == set(lists)
+        for list_id, rows in lists.items():
+            want = stored[list_id]
+            assert np.array_equal(rows.ids, want.ids)
+            assert np.array_equal(rows.codes, want.codes)
+            assert np.array_equal(rows.meta, want.meta)
+    assert held.held_bytes == sum(
+        r.ids.nbytes + r.codes.nbytes + r.meta.nbytes
+        for t in held._lists.values()
+        for r in t.values()
+    )

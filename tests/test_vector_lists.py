@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import check_lists
+from helpers import check_held, check_lists
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -318,7 +318,8 @@ OPS = st.lists(
 def test_two_connections_keep_the_lists_equal_to_the_table(ops: list) -> None:  # type: ignore[type-arg]
     # Whatever two connections do in turn, the lists hold exactly the stored
     # vectors, each list's centroid is its members' mean, and no list
-    # outgrows the split size; a search sees the other's last commit.
+    # outgrows the split size; a search sees the other's last commit, and
+    # what either holds of the lists in memory is the lists as stored.
     with (
         tempfile.TemporaryDirectory() as tmp,
         pytest.MonkeyPatch.context() as mp,
@@ -355,6 +356,7 @@ def test_two_connections_keep_the_lists_equal_to_the_table(ops: list) -> None:  
                     active = {r.id for r in m.storage.memories(tid, ["active"])}
                     q = m.embedder.embed(["kettle lamp"])[0]
                     found = [mid for mid, _ in m.storage.vector(tid, q, 1000)]
+                    check_held(m.storage)
                     assert len(found) == len(set(found))  # a spilled vector comes once
                     if m.storage._lists.centroids(m.storage._db, tid).whole:
                         assert set(found) == active

@@ -140,7 +140,11 @@ class Memory:
     into the OS page cache in the background once the first search is done,
     so that later searches do not wait on the disk: None (default) when the
     file takes at most half the memory the system has available, True
-    always, False never (``storage.prewarm``).
+    always, False never (``storage.prewarm``). ``vector_cache_mb`` bounds
+    the memory a SQLite store keeps its vector index's rows in between
+    searches, so that a search of a large tenant need not copy them out of
+    the file again (``storage.list_cache``): None (default) for 1024 MB,
+    0 for none. Each process that opens the store holds its own.
     """
 
     def __init__(
@@ -154,6 +158,7 @@ class Memory:
         progress: Callable[[str], None] | None = None,
         erasure: str = "commit",
         prewarm: bool | None = None,
+        vector_cache_mb: int | None = None,
     ) -> None:
         where = check_store(default_path() if path is None else path)
         # a ``unrecall.progress.Progress`` shows bars for an upgrade and compaction
@@ -163,7 +168,13 @@ class Memory:
         self.max_text_chars = check_positive_int(max_text_chars, "max_text_chars")
         self.embedder = make_embedder(embedder)
         self.storage: Storage = open_storage(
-            where, self.embedder.dim, self.embedder.name, erasure, progress, prewarm
+            where,
+            self.embedder.dim,
+            self.embedder.name,
+            erasure,
+            progress,
+            prewarm,
+            vector_cache_mb,
         )
         self.recall = Recall(self.storage, self.embedder, TermHasher(self.storage.secret_key()))
         self.audit = AuditLog(self.storage)

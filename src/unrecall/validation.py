@@ -160,6 +160,13 @@ def check_positive_int(value: Any, field: str) -> int:
     return value
 
 
+def check_count(value: Any, field: str) -> int:
+    """An ``int`` of at least 0 (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(f"{field} must be a whole number of at least 0")
+    return value
+
+
 def check_memory_id(value: Any, field: str = "memory_id") -> str:
     """A memory or turn id: a string that can be looked up (an unknown one is
     then ``NotFound``); other types and unencodable strings are refused."""

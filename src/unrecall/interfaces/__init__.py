@@ -17,3 +17,16 @@ def add_erasure_option(parser: argparse.ArgumentParser) -> None:
         help="when forgotten bytes leave the files: at each forget (default), or deferred"
         " to 'unrecall erase', run on a schedule (PostgreSQL only)",
     )
+
+
+def add_vector_cache_option(parser: argparse.ArgumentParser) -> None:
+    """``--vector-cache-mb``, on the servers, whose processes live long
+    enough for the cache to serve (``storage.list_cache``)."""
+    parser.add_argument(
+        "--vector-cache-mb",
+        type=int,
+        default=None,
+        metavar="MB",
+        help="memory each server process keeps a SQLite store's vector index in between"
+        " searches (default 1024, 0 for none)",
+    )

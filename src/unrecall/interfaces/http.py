@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from unrecall.errors import InvalidInput
-from unrecall.interfaces import add_erasure_option
+from unrecall.interfaces import add_erasure_option, add_vector_cache_option
 from unrecall.validation import check_store
 
 DEFAULT_PORT = 8420
@@ -99,6 +99,8 @@ class Config:
         self.db: Path | str = check_store(db)  # a PostgreSQL URL stays a URL
         self.embedder = env.get("UNRECALL_EMBEDDER", "minilm")
         self.erasure = env.get("UNRECALL_ERASURE", "commit")
+        cache = env.get("UNRECALL_VECTOR_CACHE_MB")
+        self.vector_cache_mb = None if cache is None else int(cache)
         self.max_body = int(env.get("UNRECALL_MAX_BODY", DEFAULT_MAX_BODY))
         self.admin_key = read_admin_key(env.get("UNRECALL_ADMIN_KEY_FILE"), env)
 
@@ -244,7 +246,11 @@ def create_app(config: Config | None = None) -> Any:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> Any:
         mem = await asyncio.to_thread(
-            AsyncMemory, cfg.db, embedder=cfg.embedder, erasure=cfg.erasure
+            AsyncMemory,
+            cfg.db,
+            embedder=cfg.embedder,
+            erasure=cfg.erasure,
+            vector_cache_mb=cfg.vector_cache_mb,
         )
         state["mem"] = mem
         state["keys"] = await asyncio.to_thread(KeyStore, mem.sync.storage)
@@ -545,6 +551,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="embedder the store was built with",
     )
     add_erasure_option(parser)
+    add_vector_cache_option(parser)
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
 
 
@@ -563,6 +570,8 @@ def run_cli(args: argparse.Namespace) -> int:
     os.environ["UNRECALL_DB"] = where if isinstance(where, str) else str(where.absolute())
     os.environ["UNRECALL_EMBEDDER"] = args.embedder
     os.environ["UNRECALL_ERASURE"] = args.erasure
+    if args.vector_cache_mb is not None:
+        os.environ["UNRECALL_VECTOR_CACHE_MB"] = str(args.vector_cache_mb)
     os.environ["UNRECALL_MAX_BODY"] = str(args.max_body)
     if args.admin_key_file:
         os.environ["UNRECALL_ADMIN_KEY_FILE"] = str(Path(args.admin_key_file).absolute())

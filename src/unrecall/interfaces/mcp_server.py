@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from unrecall.async_memory import AsyncMemory
 from unrecall.errors import UnrecallError
-from unrecall.interfaces import add_erasure_option
+from unrecall.interfaces import add_erasure_option, add_vector_cache_option
 from unrecall.memory import DEFAULT_STORE_HELP, SEARCH_THRESHOLD, Memory
 from unrecall.records import ForgetReport, OpReport
 from unrecall.validation import check_id
@@ -415,6 +415,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="embedder the store was built with",
     )
     add_erasure_option(parser)
+    add_vector_cache_option(parser)
     parser.add_argument(
         "--transport",
         default="stdio",
@@ -433,7 +434,12 @@ def run_cli(args: argparse.Namespace) -> int:
         print("error: --port must be between 1 and 65535", file=sys.stderr)
         return 2
     try:
-        memory = Memory(args.db, embedder=args.embedder, erasure=args.erasure)
+        memory = Memory(
+            args.db,
+            embedder=args.embedder,
+            erasure=args.erasure,
+            vector_cache_mb=args.vector_cache_mb,
+        )
     except UnrecallError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -8,7 +8,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from unrecall.errors import InvalidInput, StoreError
-from unrecall.validation import check_bool
+from unrecall.validation import check_bool, check_count
 
 if TYPE_CHECKING:
     from unrecall.storage.base import Storage, StoreInfo
@@ -41,6 +41,7 @@ def open_storage(
     erasure: str = "commit",
     progress: Callable[[str], None] | None = None,
     prewarm: bool | None = None,
+    vector_cache_mb: int | None = None,
 ) -> Storage:
     """Open (or create) the store at a checked location on its backend;
     ``embedder_name`` and ``dim`` are what a new store records and an
@@ -52,11 +53,15 @@ def open_storage(
     ticker while a SQLite store's upgrade at open runs long. ``prewarm``
     reads a SQLite store's file into the OS page cache after the first
     search (``storage.prewarm``): True always, False never, None when the
-    file takes at most half the memory available."""
+    file takes at most half the memory available. ``vector_cache_mb`` is
+    the memory a SQLite store keeps its vector lists' rows in between
+    searches (``storage.list_cache``; None: ``VECTOR_CACHE_MB``, 0: none)."""
     if erasure not in ERASURES:
         raise InvalidInput("erasure must be 'commit' or 'deferred'")
     if prewarm is not None:
         check_bool(prewarm, "prewarm")
+    if vector_cache_mb is not None:
+        check_count(vector_cache_mb, "vector_cache_mb")
     module = _backend(where)
     if not isinstance(where, str):
         if erasure != "commit":
@@ -64,12 +69,21 @@ def open_storage(
                 "erasure='deferred' is for PostgreSQL stores (SQLite erases at commit)"
             )
         storage: Storage = module.SQLiteStorage(
-            where, dim, embedder_name, progress=progress, prewarm=prewarm
+            where,
+            dim,
+            embedder_name,
+            progress=progress,
+            prewarm=prewarm,
+            vector_cache_mb=vector_cache_mb,
         )
         return storage
     if prewarm:
         raise InvalidInput(
             "prewarm=True is for SQLite stores (PostgreSQL keeps its own buffers: pg_prewarm)"
+        )
+    if vector_cache_mb is not None:
+        raise InvalidInput(
+            "vector_cache_mb is for SQLite stores (PostgreSQL keeps its own buffers)"
         )
     pg: Storage = module.PostgresStorage(where, dim, embedder_name, deferred=erasure == "deferred")
     return pg

@@ -58,6 +58,7 @@ from unrecall.errors import StoreBusy, StoreError
 from unrecall.progress import ticker
 from unrecall.storage import page_gaps, postings
 from unrecall.storage.base import ApiKeyRow, AuditRow, MemoryRow, StoreInfo, TurnRow
+from unrecall.storage.list_cache import VECTOR_CACHE_MB
 from unrecall.storage.prewarm import Prewarm
 from unrecall.storage.schema import SCHEMA_VERSION, migrations, schema
 from unrecall.storage.sqlite_lists import _IDS, ListIndex, _ids
@@ -188,6 +189,7 @@ class SQLiteStorage:
         busy_timeout: float = BUSY_TIMEOUT_S,
         progress: Callable[[str], None] | None = None,
         prewarm: bool | None = None,
+        vector_cache_mb: int | None = None,
     ) -> None:
         self.path = Path(path)
         self.dim = dim
@@ -209,7 +211,13 @@ class SQLiteStorage:
         # (prefix, term, document, tf, length): _flush writes each block once
         self._unflushed: list[tuple[str, int, int, int, int]] = []
         self._fresh: set[int] = set()  # terms made since the last _flush: no blocks yet
-        self._lists = ListIndex(dim, self._write, self._write_many, self._connect_reader)
+        self._lists = ListIndex(
+            dim,
+            self._write,
+            self._write_many,
+            self._connect_reader,
+            (VECTOR_CACHE_MB if vector_cache_mb is None else vector_cache_mb) << 20,
+        )
         self._erase_due = False
         self._erase_hooks: list[Callable[[], None]] = []
         # (tenant id, digest) -> lexicon id, for the current transaction

@@ -12,6 +12,7 @@ a log of its own.
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -21,6 +22,7 @@ from typing import Any
 import apsw
 import numpy as np
 
+from unrecall.storage.list_cache import ListCache
 from unrecall.storage.vector_lists import (
     CHUNK,
     SPLIT_AT,
@@ -63,8 +65,11 @@ class ListIndex:
         write: Callable[[str, Sequence[Any]], list[tuple[Any, ...]]],
         write_many: Callable[[str, Sequence[Sequence[Any]]], None],
         connect: Callable[[], apsw.Connection],
+        cache_bytes: int,
     ) -> None:
         self.dim = dim
+        # lists' rows as searches read them (``storage.list_cache``)
+        self.held = ListCache(cache_bytes)
         self._connect = connect  # a read-only connection, for ``_warm``
         self._warmed: set[int] = set()  # tenants whose centroids were loaded
         self._write = write
@@ -81,6 +86,8 @@ class ListIndex:
         # anew, by tenant: whether a search reads a tenant whole depends on
         # them, so the cached ones must not lag
         self._resized: dict[int, dict[int, int]] = {}
+        # the lists whose chunks the open transaction wrote, by tenant
+        self._written: dict[int, set[int]] = {}
 
     # -- reads ------------------------------------------------------------
     def centroids(self, db: apsw.Connection, tenant_id: int, cached: bool = False) -> Centroids:
@@ -185,17 +192,18 @@ class ListIndex:
         """The best ``limit`` or so ids in the lists the query probes, and
         their float32 products (``search``, inside its snapshot)."""
         none = np.zeros(0, np.int64), np.zeros(0, np.float32)
-        lists = self.centroids(db, tenant_id, cached).probe(query)
-        if len(lists) == 0:
+        cents = self.centroids(db, tenant_id, cached)
+        lists = cents.probe(query).tolist()
+        if not lists:
             return none
-        rows = Rows.stored(
-            self.dim,
-            db.execute(
-                "SELECT ids, codes, meta FROM vector_chunks"
-                f" WHERE tenant_id = ? AND list IN {_IDS}",
-                (tenant_id, _ids(lists.tolist())),
-            ).fetchall(),
-        )
+        found = self.held.get(tenant_id, cents.version, lists) if cached else {}
+        missing = [list_id for list_id in lists if list_id not in found]
+        if missing:
+            read = self._read(db, tenant_id, missing)
+            if cached:
+                self.held.put(tenant_id, cents.version, read)
+            found.update(read)
+        rows = Rows.concat(self.dim, [found[list_id] for list_id in lists if list_id in found])
         if len(rows) == 0:
             return none
         # a vector spilled to a second list is read twice when both are probed
@@ -204,6 +212,18 @@ class ListIndex:
             rows = rows.take(once)
         order, bound = int8_scan().candidates(rows, query, limit)
         return self._rescore(db, rows.ids[order], bound, query, limit)
+
+    def _read(self, db: apsw.Connection, tenant_id: int, lists: list[int]) -> dict[int, Rows]:
+        """The rows of these lists (those that have any), each as one."""
+        chunks = db.execute(
+            "SELECT list, ids, codes, meta FROM vector_chunks"
+            f" WHERE tenant_id = ? AND list IN {_IDS} ORDER BY list, chunk",
+            (tenant_id, _ids(lists)),
+        ).fetchall()
+        return {
+            list_id: Rows.stored(self.dim, [c[1:] for c in group])
+            for list_id, group in itertools.groupby(chunks, key=lambda c: c[0])
+        }
 
     @staticmethod
     def pending(db: apsw.Connection) -> tuple[int, int] | None:
@@ -256,9 +276,10 @@ class ListIndex:
         return np.concatenate(ids), np.concatenate(sims)
 
     def forget_cache(self, tenant_id: int) -> None:
-        """Drop a tenant's cached centroids (the tenant is gone)."""
+        """Drop a tenant's cached centroids and lists (the tenant is gone)."""
         with self._cache_lock:
             self._cache.pop(tenant_id, None)
+        self.held.drop_tenant(tenant_id)
 
     def committed(self, versions: dict[int, int]) -> None:
         """After a commit that moved these tenants to these versions: a
@@ -267,7 +288,16 @@ class ListIndex:
         others' means lag a little behind appends, which only orders the
         probe) and every list's size as it is now, so that a search after
         each write need not read them all again. Another process's commit
-        still means a reload."""
+        still means a reload. Of the lists' rows held, those it wrote
+        are dropped (``ListCache.committed``)."""
+        for tenant_id, written in self._written.items():
+            if tenant_id in versions:
+                self.held.committed(tenant_id, versions[tenant_id], written)
+            else:
+                self.held.drop_tenant(tenant_id)
+        for tenant_id, version in versions.items():
+            if tenant_id not in self._written:
+                self.held.committed(tenant_id, version, set())
         with self._cache_lock:
             for tenant_id in self._relisted:
                 self._cache.pop(tenant_id, None)
@@ -297,6 +327,7 @@ class ListIndex:
         self._relisted.clear()
         self._recentred.clear()
         self._resized.clear()
+        self._written.clear()
 
     def _for_writing(self, db: apsw.Connection, tenant_id: int) -> Centroids:
         """The lists to put new vectors in: the cached centroids while this
@@ -372,6 +403,8 @@ class ListIndex:
             self._split(db, tenant_id, list_id)
 
     def _put_chunks(self, tenant_id: int, list_id: int, first: int, rows: Rows) -> None:
+        """Write a list's chunks from ``first`` on (those before it stay)."""
+        self._written.setdefault(tenant_id, set()).add(list_id)
         self._write_many(
             "INSERT INTO vector_chunks(tenant_id, list, chunk, ids, codes, meta)"
             " VALUES (?, ?, ?, ?, ?, ?)",
