@@ -184,3 +184,12 @@ def test_the_servers_take_the_cache_size(tmp_path: Path) -> None:
         assert args.vector_cache_mb == 0
     assert Config({"UNRECALL_DB": db, "UNRECALL_VECTOR_CACHE_MB": "0"}).vector_cache_mb == 0
     assert Config({"UNRECALL_DB": db}).vector_cache_mb is None
+
+
+def test_a_commit_that_wrote_every_list_held_drops_them_all() -> None:
+    # dropping the last list of a tenant forgot the tenant, and the next
+    # list written then raised KeyError (found by the two-connection test)
+    cache = ListCache(1 << 20)
+    cache.put(1, 5, {0: _rows(4), 1: _rows(4, 4)})
+    cache.committed(1, 6, {0, 1, 2})
+    assert cache.held_bytes == 0 and cache.get(1, 6, [0, 1]) == {}

@@ -120,7 +120,7 @@ class ListCache:
             self._drop_tenant(tenant_id)
 
     def _drop_list(self, tenant_id: int, list_id: int) -> None:
-        mine = self._lists[tenant_id]
+        mine = self._lists.get(tenant_id, {})
         part = mine.pop(list_id, None)
         if part is None:
             return

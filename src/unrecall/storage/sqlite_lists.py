@@ -6,8 +6,9 @@ its members' int8 codes in chunks of up to ``CHUNK``, and
 lists it is in (``list``, and ``spill`` for its second). All writes run
 inside the store's transaction and go through its connection; a search
 reads on whichever connection the store hands it, and caches a tenant's
-centroids per tenant version, so it sees other processes' commits without
-a log of its own.
+centroids, and the lists' rows it read (``storage.list_cache``), per
+tenant version, so it sees other processes' commits without a log of its
+own.
 """
 
 from __future__ import annotations
@@ -290,14 +291,10 @@ class ListIndex:
         each write need not read them all again. Another process's commit
         still means a reload. Of the lists' rows held, those it wrote
         are dropped (``ListCache.committed``)."""
-        for tenant_id, written in self._written.items():
-            if tenant_id in versions:
-                self.held.committed(tenant_id, versions[tenant_id], written)
-            else:
-                self.held.drop_tenant(tenant_id)
+        for tenant_id in self._written.keys() - versions.keys():
+            self.held.drop_tenant(tenant_id)  # written, yet its version did not move
         for tenant_id, version in versions.items():
-            if tenant_id not in self._written:
-                self.held.committed(tenant_id, version, set())
+            self.held.committed(tenant_id, version, self._written.get(tenant_id, set()))
         with self._cache_lock:
             for tenant_id in self._relisted:
                 self._cache.pop(tenant_id, None)

@@ -169,10 +169,12 @@ def halves(rows: Rows, iters: int = 8) -> np.ndarray:
 class Int8Scan:
     """Exact top-k through an int8 first pass.
 
-    With a row ``v = s*q + r`` and the query ``x = t*p + e`` (``q`` and ``p``
-    int8), ``v.x = s*t*(q.p) + s*q.e + r.x``, so by Cauchy-Schwarz the
-    int8 estimate ``s*t*(q.p)`` is within ``err = |s*q|*|e| + |r|*|x|`` of
-    the true product. At least ``limit`` rows have a true product of at
+    With a row ``v = s*q + r`` and the query ``x = t*p + t2*p2 + e`` (``q``,
+    ``p`` and ``p2`` int8: ``p2`` quantises what ``p`` leaves),
+    ``v.x = s*(t*(q.p) + t2*(q.p2)) + s*q.e + r.x``, so by Cauchy-Schwarz
+    the int8 estimate ``s*(t*(q.p) + t2*(q.p2))`` is within
+    ``err = |s*q|*|e| + |r|*|x|`` of the true product. At least ``limit``
+    rows have a true product of at
     least ``kth``, the ``limit``-th largest ``estimate - err``, so a row of
     the true top ``limit`` has ``estimate + err >= kth``: those rows are
     rescored in float32. The bound carries a small slack for float32
@@ -193,22 +195,35 @@ class Int8Scan:
         product."""
         if len(rows) <= limit:
             return np.arange(len(rows)), np.full(len(rows), np.inf, dtype=np.float32)
+        # The query as two int8 columns, the second its first's residual
+        # at a finer scale: what is left of it (|e|) is ~127 times smaller
+        # than after one, so its share of the bound all but vanishes. At a
+        # million memories the candidates went from 232 to 147 at the p50.
         x = query.astype(np.float64)
-        peak = float(np.abs(x).max())
-        t = peak / 127.0 if peak > 0 else 1.0
-        p = np.clip(np.rint(x / t), -127, 127)
-        e_norm = float(np.linalg.norm(x - p * t))
+        cols, scales = [], []
+        rest = x
+        for _ in range(2):
+            peak = float(np.abs(rest).max())
+            t = peak / 127.0 if peak > 0 else 1.0
+            p = np.clip(np.rint(rest / t), -127, 127)
+            cols.append(p)
+            scales.append(t)
+            rest = rest - p * t
+        e_norm = float(np.linalg.norm(rest))
         x_norm = float(np.linalg.norm(x))
         dots = self._session.run(
             None,
             {
                 "A": rows.codes,
-                "B": p.astype(np.int8).reshape(-1, 1),
+                "B": np.stack(cols, axis=1).astype(np.int8),
                 "Z": np.array(128, np.uint8),
             },
-        )[0][:, 0]
+        )[0]
         # float32 is exact enough: |q.p| < 2**24, rounding stays << SLACK
-        est = dots.astype(np.float32) * (rows.meta[0] * np.float32(t))
+        est = (
+            dots[:, 0].astype(np.float32) * np.float32(scales[0])
+            + dots[:, 1].astype(np.float32) * np.float32(scales[1])
+        ) * rows.meta[0]
         err = rows.meta[1] * np.float32(e_norm) + rows.meta[2] * np.float32(x_norm) + self.SLACK
         low = est - err
         kth = np.partition(low, len(low) - limit)[len(low) - limit]
@@ -240,7 +255,8 @@ def _one_node(op: str, inputs: list[tuple[str, int, list[Any]]], out: int) -> An
 
 @cache
 def int8_scan() -> Int8Scan:
-    """The one-node onnxruntime graph ``MatMulInteger(A - 128, B)``."""
+    """The one-node onnxruntime graph ``MatMulInteger(A - 128, B)``, ``B``
+    the query's two int8 columns."""
     from onnx import TensorProto
 
     return Int8Scan(
@@ -248,7 +264,7 @@ def int8_scan() -> Int8Scan:
             "MatMulInteger",
             [
                 ("A", TensorProto.UINT8, ["n", None]),
-                ("B", TensorProto.INT8, [None, 1]),
+                ("B", TensorProto.INT8, [None, 2]),
                 ("Z", TensorProto.UINT8, []),
             ],
             TensorProto.INT32,
