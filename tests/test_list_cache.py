@@ -193,3 +193,38 @@ def test_a_commit_that_wrote_every_list_held_drops_them_all() -> None:
     cache.put(1, 5, {0: _rows(4), 1: _rows(4, 4)})
     cache.committed(1, 6, {0, 1, 2})
     assert cache.held_bytes == 0 and cache.get(1, 6, [0, 1]) == {}
+
+
+def test_threads_searching_while_one_writes_hold_only_stored_lists(tmp_path: Path) -> None:
+    # Searches on their own threads put lists read in their snapshots while
+    # the writer commits adds and purges: what is held at the end is the
+    # lists as stored, and no purged memory's codes are among them.
+    import threading
+
+    with Memory(tmp_path / "m.db", embedder="hashing") as mem:
+        _fill(mem, [f"locker {i} code is {1000 + i}" for i in range(60)])
+        stop = threading.Event()
+        errors: list[BaseException] = []
+
+        def search() -> None:
+            try:
+                while not stop.is_set():
+                    mem.search("locker code", user_id="u", k=5)
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        readers = [threading.Thread(target=search) for _ in range(3)]
+        for reader in readers:
+            reader.start()
+        for i in range(40):
+            new = _fill(mem, [f"shed {i} code is {5000 + i}"])[0]
+            if i % 2:
+                mem.purge(new, user_id="u")
+        stop.set()
+        for reader in readers:
+            reader.join(60)
+        assert errors == []
+        mem.search("shed code", user_id="u")
+        vectors = {r[0] for r in mem.storage._rows("SELECT id FROM memory_vectors")}
+        assert _held_ids(mem) == vectors
+        check_held(mem.storage)
