@@ -114,6 +114,8 @@ def test_a_forget_takes_its_codes_out_of_memory_at_its_commit(tmp_path: Path) ->
         mem.search("locker code", user_id="u")
         assert gone not in _held_ids(mem)
         check_held(mem.storage)
+        held = mem.storage._lists.held
+    assert held.held_bytes == 0 and held._lists == {}  # closed: nothing held
 
 
 def _internal(mem: Memory, uid: str) -> int:

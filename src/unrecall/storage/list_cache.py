@@ -121,6 +121,14 @@ class ListCache:
         with self._lock:
             self._drop_tenant(tenant_id)
 
+    def clear(self) -> None:
+        """Forget every list (the store is closing)."""
+        with self._lock:
+            self._version.clear()
+            self._lists.clear()
+            self._order.clear()
+            self._bytes = 0
+
     def _drop_list(self, tenant_id: int, list_id: int) -> None:
         mine = self._lists.get(tenant_id, {})
         part = mine.pop(list_id, None)

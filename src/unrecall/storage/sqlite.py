@@ -785,8 +785,10 @@ class SQLiteStorage:
         self.prewarm.start()
 
     def close(self) -> None:
-        """Checkpoint and close (the read connections first)."""
+        """Checkpoint and close (the read connections first), and let go
+        of the lists held in memory."""
         self.prewarm.stop()
+        self._lists.held.clear()
         with self._lock:
             with self._plock:
                 for reader in self._readers:
