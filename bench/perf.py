@@ -1152,6 +1152,9 @@ def measure_recall(mem: Memory, store: Path | str, sets: QuerySets) -> dict[str,
             for j, q in enumerate(queries)
         ]
         out[mode] = asdict(Dist.of(times))
+    if isinstance(store, Path):  # the vector lists' rows held in memory now
+        held = mem.storage._lists.held.held_bytes  # type: ignore[attr-defined]
+        out["lists_held_mb"] = round(held / 2**20, 1)
     # k=1 asks each part for 20 rows, not 80: at 20 PostgreSQL's planner had
     # taken a shared part's HNSW index for small tenants (issue #16, fifth round)
     one = [
@@ -1594,6 +1597,12 @@ def render(report: dict[str, Any]) -> str:
                 f"{r['recall']['resident_after_warmup']:.0%}"
                 if "resident_after_warmup" in r["recall"]
                 else "–"
+            ),
+        ),
+        row(
+            "vector lists held in memory after the steady-state searches, MB (SQLite)",
+            lambda r: (
+                f"{r['recall']['lists_held_mb']:.0f}" if "lists_held_mb" in r["recall"] else "–"
             ),
         ),
         row("recall, lexical, ms", lambda r: _fmt_dist(r["recall"]["lexical"])),
