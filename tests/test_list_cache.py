@@ -177,7 +177,7 @@ def test_bad_cache_sizes_are_refused(tmp_path: Path) -> None:
 
 
 def test_the_servers_take_the_cache_size(tmp_path: Path) -> None:
-    from unrecall.interfaces.cli import build_parser
+    from unrecall.interfaces.cli import build_parser, main
     from unrecall.interfaces.http import Config
 
     db = str(tmp_path / "m.db")
@@ -186,6 +186,10 @@ def test_the_servers_take_the_cache_size(tmp_path: Path) -> None:
         assert args.vector_cache_mb == 0
     assert Config({"UNRECALL_DB": db, "UNRECALL_VECTOR_CACHE_MB": "0"}).vector_cache_mb == 0
     assert Config({"UNRECALL_DB": db}).vector_cache_mb is None
+    assert main(["serve", "--db", db, "--vector-cache-mb", "-1"]) == 2  # refused before serving
+    mcp = ["mcp", "--user", "u", "--db", db, "--embedder", "hashing", "--vector-cache-mb", "-1"]
+    assert main(mcp) == 2
+    assert not Path(db).exists()
 
 
 def test_a_commit_that_wrote_every_list_held_drops_them_all() -> None:

@@ -562,6 +562,9 @@ def run_cli(args: argparse.Namespace) -> int:
     if args.workers < 1 or args.max_body < 1:
         print("error: --workers and --max-body must be positive", file=sys.stderr)
         return 2
+    if args.vector_cache_mb is not None and args.vector_cache_mb < 0:
+        print("error: --vector-cache-mb must be 0 or more", file=sys.stderr)
+        return 2
     try:
         where = check_store(args.db)
     except InvalidInput as exc:

@@ -174,11 +174,10 @@ class Int8Scan:
     ``v.x = s*(t*(q.p) + t2*(q.p2)) + s*q.e + r.x``, so by Cauchy-Schwarz
     the int8 estimate ``s*(t*(q.p) + t2*(q.p2))`` is within
     ``err = |s*q|*|e| + |r|*|x|`` of the true product. At least ``limit``
-    rows have a true product of at
-    least ``kth``, the ``limit``-th largest ``estimate - err``, so a row of
-    the true top ``limit`` has ``estimate + err >= kth``: those rows are
-    rescored in float32. The bound carries a small slack for float32
-    rounding.
+    rows have a true product of at least ``kth``, the ``limit``-th largest
+    ``estimate - err``, so a row of the true top ``limit`` has
+    ``estimate + err >= kth``: those rows are rescored in float32. The
+    bound carries a small slack for float32 rounding.
     """
 
     SLACK = np.float32(1e-4)
@@ -196,9 +195,10 @@ class Int8Scan:
         if len(rows) <= limit:
             return np.arange(len(rows)), np.full(len(rows), np.inf, dtype=np.float32)
         # The query as two int8 columns, the second its first's residual
-        # at a finer scale: what is left of it (|e|) is ~127 times smaller
-        # than after one, so its share of the bound all but vanishes. At a
-        # million memories the candidates went from 232 to 147 at the p50.
+        # at a finer scale: what is left (|e|) is ~250 times smaller than
+        # after one column, so the query's share of the bound all but
+        # vanishes. At a million memories the rows to rescore went from 232
+        # to 147 at the p50 (docs/benchmarks.md, issue #17, tenth round).
         x = query.astype(np.float64)
         cols, scales = [], []
         rest = x
