@@ -1262,26 +1262,19 @@ def evict_page_cache(path: Path | str) -> float:
 def resident_share(path: Path | str) -> float:
     """The share of a store's pages in the OS page cache (``mincore``), to
     show that an eviction took."""
-    import ctypes
     import mmap
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-    page = mmap.PAGESIZE
+    from unrecall.storage.prewarm import resident as cached
+
     resident = total = 0
     for f in store_files(path):
         size = f.stat().st_size
         if size == 0:
             continue
         with open(f, "rb") as fh, mmap.mmap(fh.fileno(), size, prot=mmap.PROT_READ) as m:
-            view = np.frombuffer(m, dtype=np.uint8)
-            pages = (size + page - 1) // page
-            vec = np.zeros(pages, dtype=np.uint8)
-            if libc.mincore(view.ctypes.data, size, vec.ctypes.data) != 0:
-                raise OSError(ctypes.get_errno(), f"mincore on {f}")
-            del view  # the map cannot close while a view holds it
-            resident += int((vec & 1).sum())
-            total += pages
+            pages = cached(m, 0, size)
+            resident += int(pages.sum())
+            total += len(pages)
     return resident / total if total else 0.0
 
 
