@@ -1366,15 +1366,19 @@ def code_orphans(
     live: dict[bytes, int] = {}
     orphans: dict[bytes, str] = {}
     shown: list[bytes] = []  # each chunk's codes, a row not active zeroed
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'vector_chunks'").fetchone():
-        for ids, codes in db.execute("SELECT ids, codes FROM vector_chunks"):
+    # (an upgrade's old lists, until it has deleted them, too)
+    for (table,) in db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table'"
+        " AND name IN ('vector_chunks', 'old_vector_chunks')"
+    ).fetchall():
+        for ids, codes in db.execute(f"SELECT ids, codes FROM {table}"):
             ids_ = np.frombuffer(ids, dtype="<i8")
             mat = np.frombuffer(codes, dtype=np.uint8).reshape(len(ids_), DIM).copy()
             for i, (mid, row) in enumerate(zip(ids_.tolist(), mat, strict=True)):
                 if mid in active:
                     live[row.tobytes()] = mid
                 else:
-                    orphans.setdefault(_code_vector(row), "vector_chunks_row")
+                    orphans.setdefault(_code_vector(row), f"{table}_row")
                     mat[i] = 0
             shown.append(mat.tobytes())
     # A window half of which lies in live codes is live content: an old
@@ -1442,11 +1446,13 @@ def attack_vectors(
                 live[bytes(emb)] = mid
             else:
                 orphans.setdefault(bytes(emb), "memory_vectors_row")
-    if "vector_lists" in names:
+    for table in ("vector_lists", "old_vector_lists"):  # (an upgrade's old lists too)
+        if table not in names:
+            continue
         # each list's centroid (schema v7): the mean of its live members, a
         # dim*4 blob taken below as an orphan and inverted; its raw bytes
         # are shown, not a fragment of something gone
-        chunk_blobs += [bytes(c) for (c,) in db.execute("SELECT centroid FROM vector_lists")]
+        chunk_blobs += [bytes(c) for (c,) in db.execute(f"SELECT centroid FROM {table}")]
     blobs = 0
     for table, value in cells(
         db, [t for t in ordinary_tables(db) if not t.endswith("_vector_chunks00")]
@@ -1487,7 +1493,7 @@ def attack_vectors(
                 # end: judge its core
                 core = frag[2:-2].tobytes()
                 spot = ev.where(name, offset0 + offset + 4 * i)
-                if spot == "cell:vector_lists":
+                if spot in ("cell:vector_lists", "cell:old_vector_lists"):
                     continue  # two live centroids side by side, judged as blobs above
                 if core not in shown and core not in kept_frags:
                     kept_frags.add(core)

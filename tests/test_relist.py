@@ -16,10 +16,11 @@ from pathlib import Path
 import apsw
 import numpy as np
 import pytest
-from helpers import check_lists, load_bench
+from helpers import check_lists, load_bench, store_files
 
 from unrecall import Memory
-from unrecall.storage.schema import RELIST
+from unrecall.storage import sqlite as sqlite_store
+from unrecall.storage.schema import OLD_LISTS, RELIST
 from unrecall.storage.sqlite import SQLiteStorage
 from unrecall.storage.sqlite_lists import ListIndex
 
@@ -133,6 +134,91 @@ def test_old_list_names_do_not_misdirect_a_purge_in_a_probed_tenant(
         relist(st, 9)
         no_leftovers(st, {mid for mid, _ in rows[::5]})
         assert st._scalar("SELECT count(*) FROM memory_vectors WHERE spill >= 0") > 50
+
+
+def old_rows(storage: SQLiteStorage) -> int:
+    """Rows left in the tables of lists the upgrade set aside."""
+    tables = ListIndex.old_tables(storage._db)
+    return sum(storage._scalar(f"SELECT count(*) FROM {t}") for t in tables)
+
+
+def test_the_old_lists_are_deleted_a_step_at_a_time_before_any_vector_is_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The upgrade deleted 1.3 GB of old chunks at 1M in one transaction,
+    # holding the write lock 12.2 s; it now sets their tables aside and
+    # deletes them in steps, each a transaction of its own.
+    monkeypatch.setattr(sqlite_store, "DROP_BATCH", 2)
+    path = tmp_path / "s.db"
+    pending_store(path, 200)
+    steps: list[tuple[int, int, bool, bool]] = []  # rows before, after; listed; old tables
+    batch = SQLiteStorage._relist_batch
+
+    def spy(self: SQLiteStorage, size: int) -> bool:
+        old, cursor = old_rows(self), ListIndex.pending(self._db)
+        more = batch(self, size)
+        listed = ListIndex.pending(self._db) != cursor
+        steps.append((old, old_rows(self), listed, bool(ListIndex.old_tables(self._db))))
+        return more
+
+    monkeypatch.setattr(SQLiteStorage, "_relist_batch", spy)
+    with apsw.Connection(str(path)) as db:
+        total = sum(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in OLD_LISTS)
+    assert total > 4
+    with Memory(path, embedder="hashing") as mem:
+        assert ListIndex.old_tables(mem.storage._db) == []
+        no_leftovers(mem.storage, set())
+    dropping = [s for s in steps if s[0] or s[3]]
+    assert all(before - after <= 2 for before, after, _, _ in dropping)
+    assert not any(listed for _, _, listed, _ in dropping)  # nothing listed meanwhile
+    assert len(dropping) >= total // 2
+    assert any(listed for _, _, listed, _ in steps)
+
+
+def test_a_purge_while_the_old_lists_are_deleted_takes_its_codes_out_of_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Until they are deleted the old chunks hold an int8 code of every
+    # vector and the old centroids a mean of them: a purge, or the deletion
+    # of a tenant, takes out the old lists its vectors were in, and no
+    # purged code is left anywhere in the file.
+    monkeypatch.setattr("unrecall.storage.sqlite_lists.SPLIT_AT", 16)  # lists of u's, several
+    path = tmp_path / "s.db"
+    with Memory(path, embedder="hashing") as mem:
+        for user in ("u", "w"):
+            notes = [{"role": "user", "content": f"{user} {text(i)}"} for i in range(60)]
+            mem.add(notes, user_id=user)
+        with mem.storage.transaction():
+            for stmt in RELIST:
+                mem.storage._write(stmt)
+    monkeypatch.setattr(SQLiteStorage, "relist", lambda self, batch=None: None)
+    with Memory(path, embedder="hashing") as mem:
+        st = mem.storage
+        u, w = (st.tenant(f"user:{user}", False) for user in ("u", "w"))
+        victim, uid, held = st._rows(
+            "SELECT v.id, m.uid, v.list FROM memory_vectors v JOIN memories m ON m.id = v.id"
+            " WHERE v.tenant_id = ? ORDER BY v.id LIMIT 1 OFFSET 7",
+            (u,),
+        )[0]
+        codes = {}
+        for ids, code in st._rows("SELECT ids, codes FROM old_vector_chunks"):
+            members = np.frombuffer(ids, dtype=np.int64).tolist()
+            if victim in members:
+                at = members.index(victim) * st.dim
+                codes[victim] = code[at : at + st.dim]
+        assert victim in codes and st._scalar(
+            "SELECT count(*) FROM old_vector_lists WHERE tenant_id = ? AND list = ?", (u, held)
+        )
+        mem.purge(uid, user_id="u")
+        mem.delete_all(user_id="w")
+        for table in OLD_LISTS:
+            assert not st._scalar(
+                f"SELECT count(*) FROM {table} WHERE tenant_id = ? AND list = ?", (u, held)
+            )
+            assert not st._scalar(f"SELECT count(*) FROM {table} WHERE tenant_id = ?", (w,))
+        assert st._scalar("SELECT count(*) FROM old_vector_chunks") > 0  # the rest are still there
+        st.erase()
+        assert not any(codes[victim] in f.read_bytes() for f in store_files(mem))
 
 
 CHILD = """

@@ -79,6 +79,10 @@ _STREAM_BATCH = 10_000  # rows an upgrade writes at a time
 # vectors an upgrade lists a transaction: 2,048 held the lock 2.6 s (p50) at
 # 1M on a busy machine, each vector ~1.3 ms (two chunks written again)
 RELIST_BATCH = 512
+# rows of the lists an upgrade set aside (``schema.OLD_LISTS``) it deletes
+# a transaction: at 1M, 258 steps held the lock 109 ms p50, 252 ms at most,
+# where one DELETE of them all held it 7.1-12.2 s
+DROP_BATCH = 256
 _DF = {"m": "mdf", "t": "tdf"}
 
 # How long a write waits for another process's write transaction.
@@ -454,13 +458,33 @@ class SQLiteStorage:
             while self._relist_batch(batch or RELIST_BATCH):
                 tick()
 
+    def _drop_old_lists(self, batch: int) -> bool:
+        """Inside a transaction: delete the next ``batch`` rows of the lists
+        an upgrade set aside (``schema.OLD_LISTS``), or drop a table of them
+        once it is empty; whether any were left."""
+        for table in self._lists.old_tables(self._db):
+            if self._scalar(f"SELECT 1 FROM {table} LIMIT 1") is None:
+                self._write(f"DROP TABLE {table}")
+            else:
+                self._write(
+                    f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} LIMIT ?)",
+                    (batch,),
+                )
+            return True
+        return False
+
     def _relist_batch(self, batch: int) -> bool:
         """List the next ``batch`` vectors an upgrade left out, in one
-        transaction; whether any were left."""
+        transaction, or, while the lists it set aside are not all deleted,
+        delete ``DROP_BATCH`` rows of them instead; whether any were left."""
         with self.transaction():
             pending = self._lists.pending(self._db)
             if pending is None:
                 return False
+            # The old lists go first: a purge finds a vector's old codes by
+            # the lists its row names, which listing it anew overwrites.
+            if self._drop_old_lists(DROP_BATCH):
+                return True
             after, upto = pending
             rows = self._rows(
                 "SELECT tenant_id, id, embedding FROM memory_vectors"
@@ -847,7 +871,7 @@ class SQLiteStorage:
             )
             self._write("DELETE FROM lexicon WHERE tenant_id = ?", (tenant_id,))
             self._write("DELETE FROM term_stats WHERE tenant_id = ?", (tenant_id,))
-            self._lists.drop_tenant(tenant_id)
+            self._lists.drop_tenant(self._db, tenant_id)
             memories = self._scalar(
                 "SELECT count(*) FROM memories WHERE tenant_id = ?", (tenant_id,)
             )

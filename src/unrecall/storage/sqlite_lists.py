@@ -24,6 +24,7 @@ import apsw
 import numpy as np
 
 from unrecall.storage.list_cache import ListCache
+from unrecall.storage.schema import OLD_LISTS
 from unrecall.storage.vector_lists import (
     CHUNK,
     SPLIT_AT,
@@ -482,15 +483,35 @@ class ListIndex:
         ).fetchall()
         after, upto = self.pending(db) or (0, 0)
         gone: dict[tuple[int, int], set[int]] = {}
+        old: set[tuple[int, int]] = set()
         for tenant_id, list_id, spill, mid in placed:
-            if after < mid <= upto:
-                continue  # in no list yet: what it names are lists an upgrade deleted
             for held in (list_id, spill):
-                if held is not None:
+                if held is None:
+                    continue
+                if after < mid <= upto:  # in no list yet: it names lists an upgrade set aside
+                    old.add((tenant_id, held))
+                else:
                     gone.setdefault((tenant_id, held), set()).add(mid)
         for (tenant_id, list_id), mids in gone.items():
             self._drop_members(db, tenant_id, list_id, mids)
+        # Those old lists' rows are deleted whole, codes and centroid, with
+        # the other members' (they are on their way out anyway).
+        for table in self.old_tables(db) if old else ():
+            self._write_many(f"DELETE FROM {table} WHERE tenant_id = ? AND list = ?", sorted(old))
         self._write(f"DELETE FROM memory_vectors WHERE id IN {_IDS}", (_ids(ids),))
+
+    @staticmethod
+    def old_tables(db: apsw.Connection) -> list[str]:
+        """The tables of lists an upgrade set aside and has yet to drop
+        (``schema.OLD_LISTS``)."""
+        names = {
+            row[0]
+            for row in db.execute(
+                f"SELECT name FROM sqlite_master WHERE type = 'table' AND name IN {_IDS}",
+                (_ids(OLD_LISTS),),
+            )
+        }
+        return [table for table in OLD_LISTS if table in names]
 
     def _drop_members(
         self, db: apsw.Connection, tenant_id: int, list_id: int, mids: set[int]
@@ -517,8 +538,9 @@ class ListIndex:
             parts.append(rows)
         self._recount(tenant_id, list_id, Rows.concat(self.dim, parts))
 
-    def drop_tenant(self, tenant_id: int) -> None:
-        """Delete every list, chunk and vector of a tenant."""
-        for table in ("vector_chunks", "vector_lists", "memory_vectors"):
+    def drop_tenant(self, db: apsw.Connection, tenant_id: int) -> None:
+        """Delete every list, chunk and vector of a tenant, and what an
+        upgrade set aside of its lists."""
+        for table in ("vector_chunks", "vector_lists", "memory_vectors", *self.old_tables(db)):
             self._write(f"DELETE FROM {table} WHERE tenant_id = ?", (tenant_id,))
         self.forget_cache(tenant_id)
