@@ -5,6 +5,7 @@ out, and never a list other than the one stored, whoever wrote it."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,31 @@ def test_the_servers_take_the_cache_size(tmp_path: Path) -> None:
     mcp = ["mcp", "--user", "u", "--db", db, "--embedder", "hashing", "--vector-cache-mb", "-1"]
     assert main(mcp) == 2
     assert not Path(db).exists()
+
+
+ENV = "UNRECALL_VECTOR_CACHE_MB"
+
+
+def test_server_workers_share_the_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each process holds its own lists: four workers each given the whole
+    # budget would hold four times what the operator set.
+    import uvicorn
+
+    from unrecall.interfaces.cli import main
+
+    seen: list[str] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: seen.append(os.environ[ENV]))
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k != ENV})
+    db = str(tmp_path / "m.db")
+    for flags, share in (
+        ([], "1024"),
+        (["--workers", "4"], "256"),
+        (["--workers", "3", "--vector-cache-mb", "100"], "33"),
+        (["--workers", "8", "--vector-cache-mb", "4"], "1"),
+        (["--workers", "2", "--vector-cache-mb", "0"], "0"),
+    ):
+        assert main(["serve", "--db", db, "--embedder", "hashing", *flags]) == 0
+        assert seen.pop() == share
 
 
 def test_a_commit_that_wrote_every_list_held_drops_them_all() -> None:

@@ -27,6 +27,6 @@ def add_vector_cache_option(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="MB",
-        help="memory each server process keeps a SQLite store's vector index in between"
-        " searches (default 1024, 0 for none)",
+        help="memory the server keeps a SQLite store's vector index in between searches,"
+        " shared out among its processes (default 1024, 0 for none)",
     )

@@ -43,6 +43,7 @@ from typing import Annotated, Any
 
 from unrecall.errors import InvalidInput
 from unrecall.interfaces import add_erasure_option, add_vector_cache_option
+from unrecall.storage.list_cache import VECTOR_CACHE_MB
 from unrecall.validation import check_store
 
 DEFAULT_PORT = 8420
@@ -555,6 +556,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
 
 
+def worker_cache_mb(total: int | None, workers: int) -> int:
+    """Each worker's share of the server's budget for held vector lists
+    (``--vector-cache-mb``, default ``VECTOR_CACHE_MB``): each process holds
+    its own, so N workers given the whole budget each would hold N times it.
+    A budget too small to share out gives each worker 1 MB, not none."""
+    budget = VECTOR_CACHE_MB if total is None else total
+    return max(1, budget // workers) if budget > 0 else 0
+
+
 def run_cli(args: argparse.Namespace) -> int:
     """Serve until interrupted; the workers read their configuration from the environment."""
     import uvicorn
@@ -573,8 +583,9 @@ def run_cli(args: argparse.Namespace) -> int:
     os.environ["UNRECALL_DB"] = where if isinstance(where, str) else str(where.absolute())
     os.environ["UNRECALL_EMBEDDER"] = args.embedder
     os.environ["UNRECALL_ERASURE"] = args.erasure
-    if args.vector_cache_mb is not None:
-        os.environ["UNRECALL_VECTOR_CACHE_MB"] = str(args.vector_cache_mb)
+    if isinstance(where, Path) or args.vector_cache_mb is not None:  # (PostgreSQL refuses it)
+        share = worker_cache_mb(args.vector_cache_mb, args.workers)
+        os.environ["UNRECALL_VECTOR_CACHE_MB"] = str(share)
     os.environ["UNRECALL_MAX_BODY"] = str(args.max_body)
     if args.admin_key_file:
         os.environ["UNRECALL_ADMIN_KEY_FILE"] = str(Path(args.admin_key_file).absolute())
