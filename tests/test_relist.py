@@ -269,6 +269,49 @@ def test_processes_share_an_upgrade_and_one_killed_midway_loses_nothing(tmp_path
         assert len(mem.get_all(user_id="w")) == 20
 
 
+def old_left(path: Path) -> int | None:
+    """Rows left in the old lists' tables, read from outside; None once
+    both are dropped."""
+    db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        tables = ListIndex.old_tables(db)
+        if not tables:
+            return None
+        return sum(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables)
+    finally:
+        db.close()
+
+
+def test_a_process_killed_while_deleting_the_old_lists_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    pending_store(path, 300)
+    start = old_left(path)
+    assert start is not None and start > 4
+    # one row a step, each step slowed, so that the kill lands midway
+    slow = (
+        "s.DROP_BATCH = 1\n"
+        "drop = s.SQLiteStorage._drop_old_lists\n"
+        "def slowly(self, n):\n"
+        "    import time; time.sleep(0.02); return drop(self, n)\n"
+        "s.SQLiteStorage._drop_old_lists = slowly"
+    )
+    code = CHILD.replace("s.RELIST_BATCH = 2", f"s.RELIST_BATCH = 2\n{slow}")
+    first = subprocess.Popen([sys.executable, "-c", code, str(path), "0", "u"])
+    deadline = time.monotonic() + 120
+    while old_left(path) == start and first.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    left = old_left(path)
+    assert left is not None and 0 < left < start, "the deletion was not cut off midway"
+    assert cursor(path) is not None
+    with Memory(path, embedder="hashing") as mem:
+        assert ListIndex.old_tables(mem.storage._db) == []
+        no_leftovers(mem.storage, set())
+        assert mem.storage._scalar("SELECT count(*) FROM memory_vectors") == 300
+
+
 def test_the_bench_stops_relisting_after_the_batches_it_was_given(tmp_path: Path) -> None:
     # bench/vector_lists.py --relist-batches times the first batches of a
     # relisting at 1M; it must stop there and say how many it listed.
