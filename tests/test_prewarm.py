@@ -61,6 +61,20 @@ def test_pages_the_kernel_dropped_from_the_read_are_read_anyway(
         assert perf.resident_share(db) > 0.99
 
 
+def test_a_system_that_cannot_tell_what_is_cached_fails_the_read_cleanly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unavailable() -> None:
+        raise OSError("mincore is not available here")
+
+    monkeypatch.setattr(prewarm, "_mincore", unavailable)
+    with _store(tmp_path / "m.db", prewarm_mode=True) as mem:
+        mem.search("pier lamp", user_id="u")
+        assert mem.storage.prewarm.done.wait(60)
+        assert mem.storage.prewarm.state == "failed"
+        assert mem.search("pier lamp", user_id="u")  # searches read the file as usual
+
+
 def test_off_means_no_read(tmp_path: Path) -> None:
     with _store(tmp_path / "m.db", prewarm_mode=False) as mem:
         mem.search("pier lamp", user_id="u")

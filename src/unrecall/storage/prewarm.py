@@ -61,9 +61,12 @@ def available_memory() -> int | None:
 
 @functools.cache
 def _mincore() -> Any:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
-    return libc.mincore
+    try:
+        mincore = ctypes.CDLL(None, use_errno=True).mincore
+    except (AttributeError, OSError, TypeError):  # (a libc without it, or none to load)
+        raise OSError("mincore is not available here") from None
+    mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    return mincore
 
 
 def resident(mapped: mmap.mmap, at: int, size: int) -> np.ndarray:
