@@ -43,9 +43,15 @@ that the victim's vectors are also written to second lists (schema v8), and
 each row's notes count them. With ``--churn N`` the victim also writes N
 memories before the secrets and N after them, and half of the first and a
 third of the second are purged before the secrets are forgotten: SQLite
-rebalances the pages the secrets lie in, and moves their cells.
+rebalances the pages the secrets lie in, and moves their cells. With
+``--mid-upgrade`` the secrets are forgotten while the store is as the v8
+upgrade leaves it: the old vector lists, the secrets' codes in them, set
+aside to be deleted a step at a time (``schema.OLD_LISTS``), every vector
+waiting to be listed anew. The closed store is attacked with the old lists
+still there; in crash mode the reopening deletes them and lists anew.
 
-    python bench/attack.py [--kinds all|k1,k2] [--crash] [--small-lists] [--churn N] [--out DIR]
+    python bench/attack.py [--kinds all|k1,k2] [--crash] [--small-lists] [--churn N]
+                           [--mid-upgrade] [--out DIR]
 """
 
 from __future__ import annotations
@@ -358,6 +364,15 @@ def write_and_forget(mem: Memory, kind: str, plan: Plan) -> dict[str, Any]:
         for mid in gone:
             mem.purge(mid, user_id=VICTIM)
         churned = {"written": 2 * churn, "purged": len(gone)}
+    if os.environ.get(MID_UPGRADE):
+        # the store as the v8 upgrade leaves it (no public call does this): the
+        # lists, the secrets' codes in them, set aside to be deleted a step at
+        # a time, and every vector waiting to be listed anew
+        from unrecall.storage.schema import RELIST
+
+        with mem.storage.transaction():
+            for stmt in RELIST:
+                mem.storage._write(stmt)
     # the victim's tenant id, read before a delete_all drops the tenant row
     # (the attacker could tell it from the terms' tags: "t<id>x...")
     victim_tid = mem.storage.tenant(f"user:{VICTIM}", False)
@@ -371,6 +386,10 @@ def write_and_forget(mem: Memory, kind: str, plan: Plan) -> dict[str, Any]:
         )
     if churn:
         notes["churn"] = churned
+    if os.environ.get(MID_UPGRADE):
+        notes["old_list_rows_before_the_forget"] = mem.storage._scalar(
+            "SELECT count(*) FROM old_vector_chunks"
+        )
     if kind == "dialogue_request":
         notes["requests_detected"] = sum(bool(reqs) for reqs in said)
         notes["request_matches"] = _count(q["match"] for reqs in said for q in reqs)
@@ -1867,6 +1886,7 @@ def _fmt(d: dict[str, Any]) -> str:
 # children too.
 SMALL_LISTS = "UNRECALL_ATTACK_SMALL_LISTS"
 CHURN = "UNRECALL_ATTACK_CHURN"
+MID_UPGRADE = "UNRECALL_ATTACK_MID_UPGRADE"
 
 
 def small_lists() -> None:
@@ -1902,7 +1922,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="N more memories before the secrets and N after, half and a third of them purged",
     )
+    ap.add_argument(
+        "--mid-upgrade",
+        action="store_true",
+        help="forget while an upgrade's old vector lists wait to be deleted",
+    )
     args = ap.parse_args(argv)
+    if args.mid_upgrade:
+        os.environ[MID_UPGRADE] = "1"
     if args.churn:
         os.environ[CHURN] = str(args.churn)
     if args.small_lists:

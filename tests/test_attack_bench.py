@@ -47,3 +47,22 @@ def test_an_old_copy_of_a_live_chunk_is_no_orphan_but_a_gone_code_is(tmp_path: P
     found = [np.frombuffer(raw, dtype="<f4") for raw in orphans]
     assert max(float(v @ unit) for v in found) > 0.99
     assert set(where) == {"codes:wal"}
+
+
+def test_the_attack_reads_an_upgrades_old_lists(tmp_path: Path) -> None:
+    # Until an upgrade has deleted them, the old lists hold a code of every
+    # vector: one whose memory is gone is an orphan there too.
+    from unrecall.storage.schema import RELIST
+
+    attack = load_bench("attack")
+    path = tmp_path / "s.db"
+    with Memory(path, embedder="minilm") as mem:
+        for i in range(6):
+            mem.add(f"note {i}: the heron waits by the copper kettle number {i}", user_id="u")
+        with mem.storage.transaction():
+            for stmt in RELIST:
+                mem.storage._write(stmt)
+    ev = attack.load_evidence(path, tmp_path)
+    ids = [r[0] for r in ev.db.execute("SELECT id FROM memories ORDER BY id")]
+    _, orphans, _, _ = attack.code_orphans(ev, set(ids[1:]))  # as if the first were gone
+    assert list(orphans.values()) == ["old_vector_chunks_row"]
