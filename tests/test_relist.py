@@ -282,6 +282,22 @@ def old_left(path: Path) -> int | None:
         db.close()
 
 
+def test_a_process_that_held_the_lists_writes_to_the_new_ones(tmp_path: Path) -> None:
+    # The lists set aside while this process had their centroids cached: an
+    # add then appended to an old list that the new table does not have
+    # (found by bench/attack.py --mid-upgrade).
+    with Memory(tmp_path / "s.db", embedder="hashing") as mem:
+        mem.add([{"role": "user", "content": text(i)} for i in range(40)], user_id="u")
+        mem.search("heron", user_id="u")  # centroids and lists cached
+        with mem.storage.transaction():
+            for stmt in RELIST:
+                mem.storage._write(stmt)
+        added = mem.add("a willow note after the upgrade began", user_id="u").ids
+        assert mem.search("willow note after the upgrade", user_id="u")[0].id == added[0]
+        mem.storage.relist()
+        no_leftovers(mem.storage, set())
+
+
 def test_a_process_killed_while_deleting_the_old_lists_loses_nothing(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     pending_store(path, 300)

@@ -197,6 +197,9 @@ _V8 = ["ALTER TABLE memory_vectors ADD COLUMN spill INTEGER"]
 # batch a transaction.
 OLD_LISTS = ("old_vector_chunks", "old_vector_lists")
 RELIST = [
+    # every tenant's lists change: whatever a process holds of them, by the
+    # tenant's version, is stale (storage.list_cache, the cached centroids)
+    "UPDATE tenants SET version = version + 1",
     "ALTER TABLE vector_chunks RENAME TO old_vector_chunks",
     "ALTER TABLE vector_lists RENAME TO old_vector_lists",
     *_LISTS,
