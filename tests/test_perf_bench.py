@@ -85,3 +85,31 @@ def test_no_timed_query_was_run_before_in_the_state_it_is_timed_in() -> None:
     assert (len(cold), len(warmup), len(steady)) == (50, 300, 50)
     assert not cold & warmup and not cold & steady and not warmup & steady
     assert sets.cold == perf.make_queries(50, 7)  # the queries earlier runs timed
+
+
+def test_a_build_may_checkpoint_less_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --build-checkpoint-mb makes a 3M build a fifth faster; what it builds
+    # with must not leak into what is measured after, and the build says so.
+    from unrecall.storage import sqlite as sqlite_store
+
+    perf = load_bench("perf")
+    library_at = sqlite_store.CHECKPOINT_AT
+    seen: list[int] = []
+    checkpoint = sqlite_store.SQLiteStorage._checkpoint
+
+    def spy(self: Any, *args: Any) -> bool:
+        seen.append(sqlite_store.CHECKPOINT_AT)
+        return checkpoint(self, *args)
+
+    monkeypatch.setattr(sqlite_store.SQLiteStorage, "_checkpoint", spy)
+    big, _ = perf.make_corpus(96, 1)
+    small, _ = perf.make_corpus(8, 2)
+    build = perf.build_store(tmp_path / "s.db", big, small, 32, lambda _: None, checkpoint_mb=64)
+    assert build.checkpoint_mb == 64
+    assert seen and set(seen) == {64 << 20}
+    assert library_at == sqlite_store.CHECKPOINT_AT
+    seen.clear()
+    assert perf.build_store(tmp_path / "t.db", big, small, 32, lambda _: None).checkpoint_mb is None
+    assert set(seen) == {library_at}
