@@ -5,6 +5,7 @@ it fits, and stopped by ``close``."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import load_bench, on_tmpfs
@@ -20,14 +21,20 @@ def _store(path: Path, prewarm_mode: bool | None = None) -> Memory:
     return mem
 
 
+def _closed_store(tmp_path: Path) -> tuple[Any, Path]:
+    """bench/perf.py (to evict and count cached pages) and a closed store on
+    a file system whose pages can leave the page cache."""
+    if on_tmpfs(tmp_path):
+        pytest.skip("tmpfs pages cannot leave the page cache")
+    db = tmp_path / "m.db"
+    _store(db).close()
+    return load_bench("perf"), db
+
+
 def test_the_first_search_starts_the_read_and_the_file_ends_up_cached(tmp_path: Path) -> None:
     # A restarted service searched its 1M store at 126 ms p50, each search
     # reading its pages from the disk; the file is now read once, in order.
-    if on_tmpfs(tmp_path):
-        pytest.skip("tmpfs pages cannot leave the page cache")
-    perf = load_bench("perf")
-    db = tmp_path / "m.db"
-    _store(db).close()
+    perf, db = _closed_store(tmp_path)
     with Memory(db, embedder="hashing", prewarm=True) as mem:
         perf.evict_page_cache(db)
         assert mem.storage.prewarm.state == "waiting"  # opening reads no more than it needs
@@ -44,21 +51,14 @@ def test_pages_the_kernel_dropped_from_the_read_are_read_anyway(
     # asked for (POSIX_FADV_WILLNEED), and 94.6 % of a file ended up cached.
     # Here it drops all of it: only the block's last byte is read, and the
     # check page by page has the rest read.
-    if on_tmpfs(tmp_path):
-        pytest.skip("tmpfs pages cannot leave the page cache")
-    perf = load_bench("perf")
-    db = tmp_path / "m.db"
-    _store(db).close()
-    with Memory(db, embedder="hashing", prewarm=True) as mem:
-        mem.search("pier lamp", user_id="u")  # the open's own reads are done
-        mem.storage.prewarm.done.wait(60)
-        perf.evict_page_cache(db)
-        monkeypatch.setattr(prewarm.os, "posix_fadvise", lambda *args: None)
-        monkeypatch.setattr(prewarm, "BLOCK", 64 * 1024)
-        read = prewarm.Prewarm(db, True)
-        read.start()
-        assert read.done.wait(60) and read.state == "done"
-        assert perf.resident_share(db) > 0.99
+    perf, db = _closed_store(tmp_path)
+    perf.evict_page_cache(db)
+    monkeypatch.setattr(prewarm.os, "posix_fadvise", lambda *args: None)
+    monkeypatch.setattr(prewarm, "BLOCK", 64 * 1024)
+    read = prewarm.Prewarm(db, True)
+    read.start()
+    assert read.done.wait(60) and read.state == "done"
+    assert perf.resident_share(db) > 0.99
 
 
 def test_a_system_that_cannot_tell_what_is_cached_fails_the_read_cleanly(
