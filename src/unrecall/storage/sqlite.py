@@ -462,16 +462,18 @@ class SQLiteStorage:
         """Inside a transaction: delete the next ``batch`` rows of the lists
         an upgrade set aside (``schema.OLD_LISTS``), or drop a table of them
         once it is empty; whether any were left."""
-        for table in self._lists.old_tables(self._db):
-            if self._scalar(f"SELECT 1 FROM {table} LIMIT 1") is None:
-                self._write(f"DROP TABLE {table}")
-            else:
-                self._write(
-                    f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} LIMIT ?)",
-                    (batch,),
-                )
-            return True
-        return False
+        tables = self._lists.old_tables(self._db)
+        if not tables:
+            return False
+        table = tables[0]  # one table at a time
+        if self._scalar(f"SELECT 1 FROM {table} LIMIT 1") is None:
+            self._write(f"DROP TABLE {table}")
+        else:
+            self._write(
+                f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} LIMIT ?)",
+                (batch,),
+            )
+        return True
 
     def _relist_batch(self, batch: int) -> bool:
         """List the next ``batch`` vectors an upgrade left out, in one
