@@ -211,6 +211,20 @@ def check_lists(storage: Any, split_at: int | None = None, chunk: int | None = N
     assert seen == want_seen
 
 
+def check_centroids(storage: Any) -> None:
+    """The centroids the SQLite store keeps for a tenant's current version
+    name the lists as stored, in order, with their sizes as stored, and a
+    unit mean each (the means of lists only appended to may lag)."""
+    lists = storage._lists
+    for tid, hit in dict(lists._cache).items():
+        if hit.version != storage.tenant_version(tid):
+            continue  # stale: the next read of the tenant replaces it
+        fresh = lists.centroids(storage._db, tid)
+        assert np.array_equal(hit.lists, fresh.lists)
+        assert np.array_equal(hit.sizes, fresh.sizes)
+        np.testing.assert_allclose(np.linalg.norm(hit.units, axis=1), 1.0, atol=1e-5)
+
+
 def check_held(storage: Any) -> None:
     """Every list the SQLite store holds in memory under its tenant's
     current version (``storage.list_cache``) is the list as stored: the same
