@@ -5,6 +5,7 @@ centroids derived from current members only."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import tempfile
 from pathlib import Path
@@ -445,6 +446,32 @@ def test_a_split_adds_its_new_list_to_the_cached_centroids(
             np.testing.assert_allclose(cached.units[at], centre / np.linalg.norm(centre), atol=1e-6)
         check_centroids(mem.storage)
         check_lists(mem.storage, split_at=8)
+
+
+@pytest.mark.parametrize("split_at", [8, 10_000])
+def test_a_rolled_back_savepoint_leaves_no_list_in_the_cached_centroids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, split_at: int
+) -> None:
+    # Lists written inside a savepoint that rolls back (split, or only
+    # appended to) are as they were, whatever the outer commit then says:
+    # the cached centroids must not keep a list, mean or size of it. (The
+    # appends' sizes used to stay, and decide whether a search read the
+    # tenant whole.)
+    monkeypatch.setattr(sqlite_lists, "SPLIT_AT", 8)
+    with Memory(tmp_path / "r.db", embedder="hashing") as mem:
+        _fill(mem, "u", _facts(40, "r"))  # lists to append to
+        monkeypatch.setattr(sqlite_lists, "SPLIT_AT", split_at)
+        mem.search("kettle", user_id="u")
+        with mem.storage.transaction():
+            with contextlib.suppress(RuntimeError), mem.storage.transaction():
+                _fill(mem, "u", _facts(12, "gone"))
+                with mem.storage.transaction():  # a savepoint flushes what came before
+                    pass
+                raise RuntimeError("rolled back")
+            _fill(mem, "u", _facts(2, "kept"))
+        mem.search("kettle", user_id="u")
+        check_centroids(mem.storage)
+        check_lists(mem.storage, split_at=split_at)
 
 
 def test_a_first_load_of_many_lists_is_warmed_by_ranges_once(

@@ -604,6 +604,7 @@ class SQLiteStorage:
             self._lists.rolled_back()
         self._term_cache.clear()  # lexicon rows made inside are rolled back
         if not outer:
+            self._lists.savepoint_rolled_back()
             self._db.execute(f"ROLLBACK TO sp{self._depth}")
             self._db.execute(f"RELEASE sp{self._depth}")
             return

@@ -342,6 +342,12 @@ class ListIndex:
             sizes[np.searchsorted(lists, list(resized))] = list(resized.values())
         return replace(hit, lists=lists, units=units, sizes=sizes)
 
+    def savepoint_rolled_back(self) -> None:
+        """A savepoint rolled back some of the open transaction's changes to
+        lists, and which they were is not kept apart: every tenant whose
+        lists it changed reads them again."""
+        self._relisted.update(self._split_off, self._recentred, self._resized)
+
     def rolled_back(self) -> None:
         """The open transaction is gone, and with it its changes to lists."""
         self._relisted.clear()
