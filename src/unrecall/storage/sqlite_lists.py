@@ -82,8 +82,9 @@ class ListIndex:
         # by splits (a first list made, a list emptied): their cached
         # centroids no longer serve
         self._relisted: set[int] = set()
-        # lists the open transaction wrote anew, by tenant: their new means,
-        # for the cached centroids at commit (no old mean outlives a member)
+        # lists whose mean the open transaction moved, by tenant: their new
+        # means, for the cached centroids at commit (no old mean outlives a
+        # member, and the writer places vectors by the means as stored)
         self._recentred: dict[int, dict[int, np.ndarray]] = {}
         # the sizes of the lists the open transaction appended to or wrote
         # anew, by tenant: whether a search reads a tenant whole depends on
@@ -292,12 +293,11 @@ class ListIndex:
         """After a commit that moved these tenants to these versions: a
         tenant whose lists this transaction only appended to, split or
         rewrote keeps its cached centroids, with the lists its splits made
-        added, the lists it wrote anew recentred (the others' means lag a
-        little behind appends, which only orders the probe) and every
-        list's size as it is now, so that a search after each write need
-        not read them all again. A list made from nothing or emptied, or
-        another process's commit, still means a reload. Of the lists' rows
-        held, those it wrote are dropped (``ListCache.committed``)."""
+        added and each list it wrote with its mean and size as stored, so
+        that a write or search after each write need not read them all
+        again. A list made from nothing or emptied, a rolled-back savepoint,
+        or another process's commit, still means a reload. Of the lists'
+        rows held, those it wrote are dropped (``ListCache.committed``)."""
         for tenant_id in self._written.keys() - versions.keys():
             self.held.drop_tenant(tenant_id)  # written, yet its version did not move
         for tenant_id, version in versions.items():
@@ -362,7 +362,7 @@ class ListIndex:
         else has committed since they were read, else read afresh."""
         # Holding the write lock, no one else commits: until this
         # transaction changes the tenant's set of lists, what it reads is
-        # the committed set (its appends only move means), and is cached.
+        # the committed set, and is cached.
         fresh = tenant_id in self._relisted or tenant_id in self._split_off
         return self.centroids(db, tenant_id, cached=not fresh)
 
@@ -418,10 +418,12 @@ class ListIndex:
         total = size + len(new)
         old = np.frombuffer(centroid, dtype=np.float32).astype(np.float64)
         mid = (old * size + new.approx().sum(axis=0, dtype=np.float64)) / total
+        centre = mid.astype(np.float32)
         self._write(
             "UPDATE vector_lists SET size = ?, centroid = ? WHERE tenant_id = ? AND list = ?",
-            (total, mid.astype(np.float32).tobytes(), tenant_id, list_id),
+            (total, centre.tobytes(), tenant_id, list_id),
         )
+        self._recentred.setdefault(tenant_id, {})[list_id] = centre
         self._resized.setdefault(tenant_id, {})[list_id] = total
         self._write(
             f"UPDATE memory_vectors SET {column} = ? WHERE id IN {_IDS}",
